@@ -1,0 +1,146 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+/** The application's database handle: the same Drizzle API over node-postgres or embedded PGlite. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
+/** Anything a store function can run a query on: the database or an open transaction. */
+export type Executor = Db | Tx;
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  db: Db;
+  /** Runs one or more SQL statements without parameters (migrations, test setup). */
+  exec(sqlText: string): Promise<void>;
+  /**
+   * Runs `fn` on one dedicated connection, for session state such as advisory locks (migrations, scheduler leader).
+   * Under PGlite there is only one connection.
+   */
+  session<T>(fn: (exec: SessionExec) => Promise<T>): Promise<T>;
+  /** The connection string a LISTEN client can use; undefined for embedded PGlite. */
+  connectionString: string | undefined;
+  /** The schema search_path applied to every connection (tests isolate themselves this way). */
+  searchPath: string | undefined;
+  close(): Promise<void>;
+}
+
+export type SessionExec = <R = Record<string, unknown>>(sqlText: string, params?: unknown[]) => Promise<R[]>;
+
+export interface ConnectOptions {
+  databaseUrl?: string;
+  /** PGlite data directory; `memory://` keeps the database in memory (tests). */
+  dataDir?: string;
+  searchPath?: string;
+  poolSize?: number;
+}
+
+const drizzleOptions = { schema, casing: 'snake_case' as const };
+
+export async function connectDatabase(options: ConnectOptions): Promise<Database> {
+  if (options.databaseUrl) return connectPostgres(options.databaseUrl, options);
+  return connectPglite(options.dataDir ?? './data', options.searchPath);
+}
+
+function connectPostgres(url: string, options: ConnectOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 20,
+    options: options.searchPath ? `-c search_path=${options.searchPath}` : undefined,
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return {
+    kind: 'postgres',
+    db: drizzlePg(pool, drizzleOptions) as unknown as Db,
+    exec: async (sqlText) => {
+      await pool.query(sqlText);
+    },
+    session: async (fn) => {
+      const client = await pool.connect();
+      try {
+        return await fn(async (text, params) => (await client.query(text, params)).rows);
+      } finally {
+        client.release();
+      }
+    },
+    connectionString: url,
+    searchPath: options.searchPath,
+    close: () => pool.end(),
+  };
+}
+
+async function connectPglite(dataDir: string, searchPath: string | undefined): Promise<Database> {
+  const inMemory = dataDir.startsWith('memory://');
+  const releaseLock = inMemory ? () => undefined : lockDataDir(dataDir);
+  let client: PGlite;
+  try {
+    client = inMemory ? new PGlite() : new PGlite(resolve(dataDir, 'pg'));
+    await client.waitReady;
+    if (searchPath) await client.exec(`CREATE SCHEMA IF NOT EXISTS ${searchPath}; SET search_path TO ${searchPath}`);
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+  return {
+    kind: 'pglite',
+    db: drizzlePglite(client, drizzleOptions) as unknown as Db,
+    exec: async (sqlText) => {
+      await client.exec(sqlText);
+    },
+    session: (fn) =>
+      fn(async <R,>(text: string, params?: unknown[]) =>
+        params?.length ? (await client.query<R>(text, params)).rows : ((await client.exec(text)).at(-1)?.rows as R[]) ?? [],
+      ),
+    connectionString: undefined,
+    searchPath,
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        releaseLock();
+      }
+    },
+  };
+}
+
+/**
+ * PGlite is a single-process database: a second process opening the same directory would corrupt it.
+ * A lock file holding our pid guards the directory; a lock left by a dead process is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const lockPath = join(dataDir, 'uplift.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(lockPath, 'utf8').trim());
+      if (holder && holder !== process.pid && isAlive(holder)) {
+        throw new Error(`The data directory ${dataDir} is in use by process ${holder}; stop it or set DATA_DIR`);
+      }
+      rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock the data directory ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

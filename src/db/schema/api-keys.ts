@@ -1,0 +1,18 @@
+import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { users } from './users.js';
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid().primaryKey(),
+    userId: uuid().notNull().references(() => users.id, { onDelete: 'cascade' }),
+    name: text().notNull(),
+    keyHash: text().notNull(),
+    keyPrefix: text().notNull(),
+    scopes: jsonb().$type<string[]>().notNull().default([]),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_id_idx').on(t.userId)],
+);
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

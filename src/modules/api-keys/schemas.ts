@@ -1,0 +1,32 @@
+import { Type, type Static } from 'typebox';
+import { API_SCOPES } from '../../platform/auth.js';
+import { DateTime, StringEnum, Uuid } from '../../platform/schemas.js';
+
+export const ApiKeyCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    scopes: Type.Optional(Type.Array(StringEnum(API_SCOPES), { maxItems: 10, uniqueItems: true, default: [] })),
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyCreate = Static<typeof ApiKeyCreate>;
+
+export const ApiKeyView = Type.Object({
+  id: Uuid(),
+  name: Type.String(),
+  key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
+  scopes: Type.Array(Type.String()),
+  user_id: Uuid(),
+  created_at: DateTime(),
+});
+export type ApiKeyView = Static<typeof ApiKeyView>;
+
+export const ApiKeyCreated = Type.Object({
+  ...ApiKeyView.properties,
+  key: Type.String({ description: 'The full key: returned only by this response' }),
+});
+
+export const ApiKeyListQuery = Type.Object({
+  all: Type.Boolean({ default: false, description: "true lists every account's keys (ADMIN)" }),
+});
+export const ApiKeyParams = Type.Object({ key_id: Uuid() });

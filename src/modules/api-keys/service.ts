@@ -1,0 +1,120 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import type { ApiKeyRow } from '../../db/schema/api-keys.js';
+import type { AuditLog } from '../../platform/audit.js';
+import { hasRole, type Actor, type KeyClient } from '../../platform/auth.js';
+import type { Bus } from '../../platform/bus.js';
+import type { Clock } from '../../platform/clock.js';
+import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound } from '../../platform/errors.js';
+import { ACCOUNTS_CHANGED } from '../users/service.js';
+import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
+import * as store from './store.js';
+
+/** Every key starts with this fixed five-character prefix, so leaked keys are easy to recognise and scan for. */
+export const KEY_PREFIX = 'uplk_';
+export const API_KEY_NOT_FOUND = 'API key not found';
+const KEYS_CHANGED = 'api-keys.changed';
+const CACHE_LIMIT = 10_000;
+
+/** 32 random bytes (256 bits) in URL-safe base64 after the prefix. */
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Keys carry 256 bits of entropy, so a fast hash is as safe as a slow one and keeps the lookup cheap. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+function toView(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    scopes: row.scopes,
+    user_id: row.userId,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;
+
+/**
+ * API keys authenticate every tracking and evaluation call, so resolved keys are held in memory. Any change to keys
+ * or accounts (deletion, deactivation, role change) clears the cache in every process through the bus, so a
+ * revoked key stops working at once. Unknown keys are not cached.
+ */
+export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
+  const { db, audit } = deps;
+  const cache = new Map<string, KeyClient>();
+  const clear = () => cache.clear();
+  deps.bus.subscribe(ACCOUNTS_CHANGED, clear);
+  deps.bus.subscribe(KEYS_CHANGED, clear);
+
+  return {
+    async create(actor: Actor, body: ApiKeyCreate) {
+      const key = generateKey();
+      const row = await db.transaction(async (tx) => {
+        const inserted = await store.insertApiKey(tx, {
+          id: randomUUID(),
+          userId: actor.id,
+          name: body.name,
+          keyHash: hashKey(key),
+          keyPrefix: key.slice(0, KEY_PREFIX.length + 6),
+          scopes: body.scopes ?? [],
+          createdAt: deps.clock.now(),
+        });
+        await audit.record(tx, actor, {
+          action: 'api_key_create',
+          entityType: 'api_key',
+          entityId: inserted.id,
+          after: { name: inserted.name, scopes: inserted.scopes },
+        });
+        return inserted;
+      });
+      return { ...toView(row), key };
+    },
+
+    async list(actor: Actor, all: boolean): Promise<ApiKeyView[]> {
+      if (all && !hasRole(actor, 'ADMIN')) throw new Forbidden(NOT_ENOUGH_PERMISSIONS);
+      return (await store.listApiKeys(db, all ? undefined : actor.id)).map(toView);
+    },
+
+    async delete(actor: Actor, id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const row = await store.findApiKey(tx, id);
+        if (!row) throw new NotFound(API_KEY_NOT_FOUND);
+        if (row.userId !== actor.id && !hasRole(actor, 'ADMIN')) throw new Forbidden(NOT_ENOUGH_PERMISSIONS);
+        await store.deleteApiKey(tx, id);
+        await audit.record(tx, actor, {
+          action: 'api_key_delete',
+          entityType: 'api_key',
+          entityId: id,
+          before: { name: row.name, user_id: row.userId, scopes: row.scopes },
+        });
+      });
+      clear();
+      await deps.bus.publish(KEYS_CHANGED, id).catch(() => undefined);
+    },
+
+    async resolve(rawKey: string): Promise<KeyClient | undefined> {
+      if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
+      const keyHash = hashKey(rawKey);
+      const cached = cache.get(keyHash);
+      if (cached) return cached;
+      const row = await store.findActiveKeyByHash(db, keyHash);
+      if (!row) return undefined;
+      const client: KeyClient = {
+        kind: 'apiKey',
+        keyId: row.id,
+        userId: row.userId,
+        scopes: row.scopes,
+        ownerRole: row.ownerRole,
+        ownerIsSuperuser: row.ownerIsSuperuser,
+      };
+      if (cache.size >= CACHE_LIMIT) cache.clear();
+      cache.set(keyHash, client);
+      return client;
+    },
+  };
+}

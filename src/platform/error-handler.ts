@@ -1,0 +1,72 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import {
+  BODY_TOO_LARGE,
+  DomainError,
+  INTERNAL_ERROR,
+  PARSE_ERROR,
+  type ValidationIssue,
+} from './errors.js';
+import { trailingSlashRedirects } from './trailing-slash.js';
+import { toValidationIssues } from './validation.js';
+
+/**
+ * The one root error handler: domain errors become `{detail}`, schema failures FastAPI-shaped 422 lists, body
+ * problems 400/413, and anything unexpected a logged 500 whose body carries the request id (never a stack).
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  const redirectFor = trailingSlashRedirects(app);
+  app.setNotFoundHandler((request, reply) => {
+    const location = redirectFor(request.method, request.url);
+    if (location) {
+      reply.code(307).header('Location', location).send();
+      return;
+    }
+    reply.code(404).send({ detail: 'Not Found' });
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof DomainError) {
+      reply.headers(error.headers).code(error.statusCode).send({ detail: error.detail });
+      return;
+    }
+    if (error.validation) {
+      const issues: ValidationIssue[] = toValidationIssues(error.validation as never, error.validationContext ?? 'body');
+      reply.code(422).send({ detail: issues });
+      return;
+    }
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || error.statusCode === 413) {
+      reply.code(413).send({ detail: BODY_TOO_LARGE });
+      return;
+    }
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      reply.code(415).send({ detail: 'Unsupported media type' });
+      return;
+    }
+    if (error.statusCode === 400 && (error.code?.startsWith('FST_ERR_CTP') || error instanceof SyntaxError)) {
+      reply.code(400).send({ detail: PARSE_ERROR });
+      return;
+    }
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      request.log.info({ err: error }, 'client error');
+      reply.code(error.statusCode).send({ detail: clientErrorDetail(error.statusCode) });
+      return;
+    }
+    request.log.error({ err: error, request_id: request.id }, 'unhandled error');
+    reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
+  });
+}
+
+function clientErrorDetail(status: number): string {
+  switch (status) {
+    case 404:
+      return 'Not Found';
+    case 405:
+      return 'Method Not Allowed';
+    case 406:
+      return 'Not Acceptable';
+    case 415:
+      return 'Unsupported media type';
+    default:
+      return 'Bad Request';
+  }
+}

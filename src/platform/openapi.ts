@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { open } from './auth.js';
+
+const require = createRequire(import.meta.url);
+
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+export const API_VERSION = '1.0.0';
+
+/** Spec "Versioning": beta routes carry `x-stability: beta`. Spread into a route's schema. */
+export const beta = { 'x-stability': 'beta' } as const;
+
+/**
+ * The OpenAPI 3.1 document is generated from the route schemas. Swagger UI (/api/v1/docs) and ReDoc
+ * (/api/v1/redoc) are served from local packages: the documentation works without a CDN.
+ */
+export async function registerOpenApi(app: FastifyInstance, profile: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Uplift API',
+        version: API_VERSION,
+        description: `Experimentation platform: experiments, feature flags, tracking, results. Deployment profile: ${profile}.`,
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/v1/docs', staticCSP: true, uiConfig: { url: OPENAPI_PATH } });
+
+  app.get(OPENAPI_PATH, { config: { access: open() }, schema: { hide: true } }, () => app.swagger());
+
+  const redocBundle = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  app.get('/api/v1/redoc/redoc.standalone.js', { config: { access: open() }, schema: { hide: true } }, (_req, reply) =>
+    reply.type('application/javascript; charset=utf-8').header('Cache-Control', 'public, max-age=86400').send(redocBundle),
+  );
+  app.get('/api/v1/redoc', { config: { access: open() }, schema: { hide: true } }, (_req, reply) =>
+    reply.type('text/html; charset=utf-8').send(REDOC_PAGE),
+  );
+}
+
+const REDOC_PAGE = `<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Uplift API - ReDoc</title>
+  <style>body { margin: 0; padding: 0; }</style>
+</head>
+<body>
+  <redoc spec-url="${OPENAPI_PATH}"></redoc>
+  <script src="/api/v1/redoc/redoc.standalone.js"></script>
+</body>
+</html>`;
