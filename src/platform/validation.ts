@@ -49,7 +49,9 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
     case 'additionalProperties':
       return { type: 'extra_forbidden', loc: [...base, p.additionalProperty as string], msg: 'Extra inputs are not permitted' };
     case 'type': {
-      if (isMissing) return { type: 'missing', loc: base, msg: 'Field required' };
+      // Fastify hands a request without a body to validation as null: FastAPI calls that a missing body.
+      const absentBody = part === 'body' && error.instancePath === '' && error.data === null;
+      if (isMissing || absentBody) return { type: 'missing', loc: base, msg: 'Field required' };
       if (error.data === null) return { type: 'null_not_allowed', loc: base, msg: 'Field may not be null' };
       const wanted = String(Array.isArray(p.type) ? p.type[0] : p.type);
       const [type, msg] = TYPE_NAMES[wanted] ?? ['type_error', `Input should be of type ${wanted}`];

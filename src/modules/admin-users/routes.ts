@@ -9,7 +9,7 @@ const tags = ['admin-users'];
 
 /** /api/v1/admin/users: every route needs is_superuser (an ADMIN without it gets 403). */
 export const adminUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
-  app.get('/', {
+  app.get('', {
     config: { access: superuserOnly() },
     schema: {
       tags, operationId: 'adminListUsers', summary: 'Accounts, newest first',
