@@ -64,3 +64,7 @@ export const Pagination = (defaults: { limit: number; max?: number }) =>
   });
 
 export const MessageBody = Type.Object({ message: Type.String() });
+
+/** A free-form JSON object (context, metadata, configuration): typed as a record so code can read its keys. */
+export const JsonObject = (options: Record<string, unknown> = {}) =>
+  Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });

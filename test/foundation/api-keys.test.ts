@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { queryRows } from '../../src/db/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 
@@ -20,9 +21,9 @@ describe('API keys', () => {
     const list = await t.inject({ method: 'GET', url: '/api/v1/api-keys', headers: viewer.headers });
     expect(list.json()).toEqual([expect.objectContaining({ id: body.id, name: 'web' })]);
     expect(list.body).not.toContain(body.key);
-    const stored = await t.database.db.execute<{ key_hash: string }>(sql`SELECT key_hash FROM api_keys WHERE id = ${body.id}`);
-    expect(stored.rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
-    expect(JSON.stringify(stored.rows)).not.toContain(body.key);
+    const stored = await queryRows<{ key_hash: string }>(t.database.db, sql`SELECT key_hash FROM api_keys WHERE id = ${body.id}`);
+    expect(stored[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(stored)).not.toContain(body.key);
   });
 
   it('keys never repeat', async () => {
@@ -90,8 +91,8 @@ describe('API keys', () => {
     const u = await t.user();
     const key = await t.apiKey(u);
     await t.inject({ method: 'DELETE', url: `/api/v1/api-keys/${key.id}`, headers: u.headers });
-    const rows = await t.database.db.execute<{ action: string }>(sql`SELECT action, before, after FROM audit_logs WHERE entity_id = ${key.id} ORDER BY created_at`);
-    expect(rows.rows.map((r) => r.action)).toEqual(['api_key_create', 'api_key_delete']);
-    expect(JSON.stringify(rows.rows)).not.toContain(key.key);
+    const rows = await queryRows<{ action: string }>(t.database.db, sql`SELECT action, before, after FROM audit_logs WHERE entity_id = ${key.id} ORDER BY created_at`);
+    expect(rows.map((r) => r.action)).toEqual(['api_key_create', 'api_key_delete']);
+    expect(JSON.stringify(rows)).not.toContain(key.key);
   });
 });

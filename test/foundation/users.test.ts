@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { queryRows } from '../../src/db/client.js';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD, testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -15,10 +16,10 @@ const patch = (user: TestUser, id: string, payload: Record<string, unknown>) =>
   t.inject({ method: 'PATCH', url: `/api/v1/admin/users/${id}`, headers: user.headers, payload });
 const getUser = async (id: string) => (await t.services.users.get(id)) as Record<string, unknown>;
 const auditFor = async (entityId: string) => {
-  const res = await t.database.db.execute<{ action: string; before: unknown; after: unknown; actor_id: string }>(
+  return queryRows<{ action: string; before: unknown; after: unknown; actor_id: string }>(
+    t.database.db,
     sql`SELECT action, before, after, actor_id FROM audit_logs WHERE entity_id = ${entityId} ORDER BY created_at, id`,
   );
-  return res.rows;
 };
 
 describe('create and read accounts', () => {
@@ -309,8 +310,8 @@ describe('deleting accounts', () => {
     const res = await t.inject({ method: 'DELETE', url: `/api/v1/admin/users/${u.id}`, headers: su.headers });
     expect(res.statusCode).toBe(204);
     expect(await t.services.apiKeys.resolve(key.key)).toBeUndefined();
-    const keys = await t.database.db.execute(sql`SELECT id FROM api_keys WHERE id = ${key.id}`);
-    expect(keys.rows).toHaveLength(0);
+    const keys = await queryRows(t.database.db, sql`SELECT id FROM api_keys WHERE id = ${key.id}`);
+    expect(keys).toHaveLength(0);
     expect((await t.inject({ method: 'GET', url: '/api/v1/users/me', headers: u.headers })).statusCode).toBe(401);
 
     const self = await t.user();

@@ -1,0 +1,65 @@
+import { bigint, doublePrecision, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { experiments } from './experiments.js';
+
+/** Sticky assignments: one row per (experiment, user), forever. */
+export const assignments = pgTable(
+  'assignments',
+  {
+    id: uuid().primaryKey(),
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    variantId: uuid().notNull(),
+    userId: text().notNull(),
+    context: jsonb().$type<Record<string, unknown>>(),
+    source: text().$type<'assign' | 'batch'>().notNull().default('assign'),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('assignments_experiment_user_key').on(t.experimentId, t.userId),
+    index('assignments_user_idx').on(t.userId),
+    index('assignments_experiment_variant_idx').on(t.experimentId, t.variantId, t.createdAt),
+  ],
+);
+
+/**
+ * Tracking events and view events. Partitioned by month on created_at in the migration (Drizzle does not declare
+ * partitioning); the scheduler creates partitions ahead and a DEFAULT partition catches anything beyond them.
+ * No foreign keys: an RI check per row would lock the experiment row for every insert; deleting a flag or a draft
+ * experiment detaches its events through the tracking service instead.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: uuid().notNull(),
+    eventName: text().notNull(),
+    userId: text(),
+    experimentId: uuid(),
+    featureFlagId: uuid(),
+    variantId: uuid(),
+    value: doublePrecision(),
+    metadata: jsonb().$type<Record<string, unknown>>(),
+    kind: text().$type<'track' | 'view'>().notNull().default('track'),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.id, t.createdAt] })],
+);
+
+/** Real-time per-experiment counters (Postgres store; Redis holds them when configured). */
+export const experimentCounters = pgTable(
+  'experiment_counters',
+  {
+    experimentId: uuid().notNull(),
+    name: text().notNull(),
+    value: bigint({ mode: 'number' }).notNull().default(0),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.name] })],
+);
+
+/** Current bandit allocation per experiment: weights by variant id. */
+export const banditStates = pgTable('bandit_states', {
+  experimentId: uuid().primaryKey().references(() => experiments.id, { onDelete: 'cascade' }),
+  weights: jsonb().$type<Record<string, number>>().notNull(),
+  source: text().$type<'thompson' | 'manual' | 'initial'>().notNull(),
+  engineVersion: text().notNull(),
+  updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+});

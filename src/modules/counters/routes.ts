@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { actorOf, role, signedIn } from '../../platform/auth.js';
+import { errorResponses } from '../../platform/schemas.js';
+import { BulkBody, BulkView, CounterParams, CountersView, IncrementBody } from './schemas.js';
+import type { CountersService } from './service.js';
+
+const tags = ['counters'];
+
+export const countersRoutes: FastifyPluginAsyncTypebox<{ counters: CountersService }> = async (app, { counters }) => {
+  app.post('/bulk', {
+    config: { access: role('ADMIN', 'DEVELOPER') },
+    schema: {
+      tags, operationId: 'bulkIncrementCounters', summary: 'Up to 100 increments, each naming its experiment',
+      body: BulkBody, response: { 200: BulkView, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => counters.bulk(req.body));
+
+  app.get('/:experiment_id', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'readCounters', params: CounterParams,
+      response: { 200: CountersView, ...errorResponses(401, 404, 422) },
+    },
+  }, (req) => counters.get(req.params.experiment_id));
+
+  app.post('/:experiment_id/increment', {
+    config: { access: role('ADMIN', 'DEVELOPER') },
+    schema: {
+      tags, operationId: 'incrementCounter', params: CounterParams, body: IncrementBody,
+      response: { 200: CountersView, ...errorResponses(400, 401, 403, 404, 422) },
+    },
+  }, (req) => counters.increment(req.params.experiment_id, req.body));
+
+  app.post('/:experiment_id/reset', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'resetCounters', params: CounterParams,
+      response: { 200: CountersView, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => counters.reset(actorOf(req), req.params.experiment_id));
+};

@@ -1,0 +1,130 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { queryRows, type Executor } from '../../db/client.js';
+import { assignments } from '../../db/schema/tracking.js';
+
+export interface EventRow {
+  id: string;
+  eventName: string;
+  userId: string | null;
+  experimentId: string | null;
+  featureFlagId: string | null;
+  variantId: string | null;
+  value: number | null;
+  metadata: Record<string, unknown> | null;
+  kind: 'track' | 'view';
+  createdAt: Date;
+}
+
+/**
+ * One INSERT for many events: ten array parameters unnested server-side, so the statement is parsed once and its
+ * size does not grow with the parameter count (a VALUES list would need ten parameters a row).
+ */
+export async function insertEvents(db: Executor, rows: EventRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  // sql.param keeps each column one array parameter (a bare JS array would be spread into a list of parameters).
+  const col = <K extends keyof EventRow>(k: K) => sql.param(rows.map((r) => r[k]));
+  await db.execute(sql`
+    INSERT INTO events (id, event_name, user_id, experiment_id, feature_flag_id, variant_id, value, metadata, kind, created_at)
+    SELECT * FROM unnest(
+      ${col('id')}::uuid[], ${col('eventName')}::text[], ${col('userId')}::text[], ${col('experimentId')}::uuid[],
+      ${col('featureFlagId')}::uuid[], ${col('variantId')}::uuid[], ${col('value')}::float8[],
+      ${sql.param(rows.map((r) => (r.metadata === null ? null : JSON.stringify(r.metadata))))}::jsonb[], ${col('kind')}::text[],
+      ${sql.param(rows.map((r) => r.createdAt.toISOString()))}::timestamptz[])`);
+}
+
+export interface AssignmentRow {
+  id: string;
+  experimentId: string;
+  variantId: string;
+  userId: string;
+  context: Record<string, unknown> | null;
+  source: 'assign' | 'batch';
+  createdAt: Date;
+}
+
+/**
+ * Inserts the assignment unless the user already has one for the experiment, and returns the row that holds: the
+ * new one, or the one a concurrent first call stored first (the unique index decides; both callers get the same).
+ */
+export async function insertAssignmentIfAbsent(db: Executor, row: AssignmentRow): Promise<{ row: AssignmentRow; created: boolean }> {
+  const [inserted] = await db.insert(assignments).values(row).onConflictDoNothing().returning();
+  if (inserted) return { row: inserted as AssignmentRow, created: true };
+  const [existing] = await db
+    .select()
+    .from(assignments)
+    .where(and(eq(assignments.experimentId, row.experimentId), eq(assignments.userId, row.userId)));
+  return { row: existing as AssignmentRow, created: false };
+}
+
+export async function findAssignment(db: Executor, experimentId: string, userId: string): Promise<AssignmentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(assignments)
+    .where(and(eq(assignments.experimentId, experimentId), eq(assignments.userId, userId)));
+  return row as AssignmentRow | undefined;
+}
+
+export async function findAssignmentsForUsers(db: Executor, experimentId: string, userIds: string[]): Promise<AssignmentRow[]> {
+  if (userIds.length === 0) return [];
+  return (await db
+    .select()
+    .from(assignments)
+    .where(and(eq(assignments.experimentId, experimentId), inArray(assignments.userId, userIds)))) as AssignmentRow[];
+}
+
+export async function listUserAssignments(db: Executor, userId: string): Promise<AssignmentRow[]> {
+  return (await db.select().from(assignments).where(eq(assignments.userId, userId)).orderBy(assignments.createdAt)) as AssignmentRow[];
+}
+
+/** Events of a deleted flag or draft experiment are kept, detached from it. */
+export async function detachFlagEvents(db: Executor, flagId: string): Promise<void> {
+  await db.execute(sql`UPDATE events SET feature_flag_id = NULL WHERE feature_flag_id = ${flagId}`);
+}
+
+export async function detachExperimentEvents(db: Executor, experimentId: string): Promise<void> {
+  await db.execute(sql`UPDATE events SET experiment_id = NULL, variant_id = NULL WHERE experiment_id = ${experimentId}`);
+}
+
+
+export interface VariantMetricStats {
+  variantId: string;
+  /** Assigned users. */
+  users: number;
+  /** Users with at least one event of the metric after their assignment. */
+  converters: number;
+  /** Sum and sum of squares of per-user value totals (users without events count 0). */
+  valueSum: number;
+  valueSumSquares: number;
+}
+
+/**
+ * Per-variant sufficient statistics of one metric, aggregated in SQL: assigned users, users with at least one
+ * `track` event named `eventName` at or after their assignment (attributed by user id; events tagged with another
+ * experiment are not counted), and sums of per-user value totals.
+ */
+export async function variantMetricStats(db: Executor, experimentId: string, eventName: string): Promise<VariantMetricStats[]> {
+  const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(db, sql`
+    WITH per_user AS (
+      SELECT a.variant_id, a.user_id, sum(coalesce(e.value, 0)) AS total
+      FROM assignments a
+      JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track'
+        AND e.created_at >= a.created_at AND (e.experiment_id IS NULL OR e.experiment_id = a.experiment_id)
+      WHERE a.experiment_id = ${experimentId}
+      GROUP BY a.variant_id, a.user_id
+    ), converted AS (
+      SELECT variant_id, count(*)::int AS converters, sum(total)::float8 AS value_sum, sum(total * total)::float8 AS value_sumsq
+      FROM per_user GROUP BY variant_id
+    ), assigned AS (
+      SELECT variant_id, count(*)::int AS users FROM assignments WHERE experiment_id = ${experimentId} GROUP BY variant_id
+    )
+    SELECT a.variant_id, a.users, coalesce(c.converters, 0) AS converters,
+           coalesce(c.value_sum, 0) AS value_sum, coalesce(c.value_sumsq, 0) AS value_sumsq
+    FROM assigned a LEFT JOIN converted c ON c.variant_id = a.variant_id`);
+  return rows.map((r) => ({
+    variantId: r.variant_id,
+    users: Number(r.users),
+    converters: Number(r.converters),
+    valueSum: Number(r.value_sum),
+    valueSumSquares: Number(r.value_sumsq),
+  }));
+}
