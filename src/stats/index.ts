@@ -1,0 +1,92 @@
+/**
+ * Uplift statistics: pure, total functions (no I/O). See docs/statistics.md.
+ * Result objects use snake_case fields because they are serialised to the API as-is.
+ */
+export {
+  normalCdf,
+  normalSf,
+  normalPdf,
+  normalQuantile,
+  studentTTwoSidedP,
+  studentTQuantile,
+  regularizedGammaQ,
+  chiSquareSf,
+  regularizedBeta,
+  betaCdf,
+  betaSf,
+  betaQuantile,
+  betaPdf,
+  betaLogPdf,
+  logBeta,
+} from './distributions.js';
+export { fisherExactTwoSided } from './fisher.js';
+export {
+  welchTTest,
+  summaryFromSd,
+  summaryFromSums,
+  type SampleSummary,
+  type WelchResult,
+  type WelchDegenerateReason,
+} from './welch.js';
+export {
+  adjust,
+  bonferroni,
+  holm,
+  benjaminiHochberg,
+  CORRECTION_METHODS,
+  type CorrectionMethod,
+} from './corrections.js';
+export { srmChiSquare, SRM_P_THRESHOLD, type SrmResult } from './srm.js';
+export {
+  sampleSizeTwoProportions,
+  sampleSizeForEffect,
+  achievedPower,
+  minimumDetectableEffect,
+  runtimeDays,
+  treatmentRateFor,
+  type Computed,
+  type PowerFailureReason,
+  type EffectType,
+  type SampleSize,
+  type MinimumDetectableEffect,
+  type RuntimeInput,
+} from './power.js';
+export {
+  msprtTwoProportions,
+  msprtFromCounts,
+  confidenceSequenceTwoProportions,
+  runningMinimum,
+  type MsprtInput,
+  type MsprtResult,
+  type ConfidenceSequenceResult,
+  type SequentialDegenerateReason,
+} from './sequential.js';
+export {
+  posterior,
+  probabilityGreater,
+  probabilityTreatmentBeatsControl,
+  expectedLoss,
+  ropeProbability,
+  credibleInterval,
+  bayesianDecision,
+  betaBinomialAnalysis,
+  DEFAULT_PRIOR,
+  type BetaParams,
+  type ArmCounts,
+  type BayesianDecision,
+  type DecisionInput,
+  type BetaBinomialResult,
+  type BetaBinomialOptions,
+  type ArmPosteriorSummary,
+} from './bayesian.js';
+export { cupedTheta, cupedCompare, type CupedStats, type CupedArm, type CupedResult } from './cuped.js';
+export {
+  thompsonWeights,
+  applyFloor,
+  mulberry32,
+  sampleBeta,
+  sampleGamma,
+  type ArmTrials,
+  type ThompsonOptions,
+} from './thompson.js';
+export { compareProportions, type ProportionComparison } from './proportions.js';
