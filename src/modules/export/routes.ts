@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { signedIn } from '../../platform/auth.js';
+import { errorResponses } from '../../platform/schemas.js';
+import {
+  ExperimentReport,
+  ExperimentRow,
+  FileQuery,
+  FlagFileQuery,
+  FlagRow,
+  Overview,
+  PeriodQuery,
+  ReportParams,
+  ReportQuery,
+  VariantRow,
+  fileResponse,
+} from './schemas.js';
+import type { ExportFile, ExportService } from './service.js';
+
+const tags = ['export'];
+const errors = errorResponses(401, 422, 429, 500);
+
+const sendFile = (reply: FastifyReply, file: ExportFile) => reply.headers(file.headers).send(file.body);
+
+/**
+ * /api/v1/export: every role may download. All export routes share one rate-limit count of 10 a minute per
+ * client address (platform/rate-limit.ts, Retry-After 60). Files stream row by row.
+ */
+export const exportRoutes: FastifyPluginAsyncTypebox<{ exporter: ExportService }> = async (app, { exporter }) => {
+  app.get('/experiments', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'exportExperiments', querystring: FileQuery, response: { 200: fileResponse(ExperimentRow), ...errors } },
+  }, async (req, reply) => sendFile(reply, await exporter.experiments(req.query.format, req.query)));
+
+  app.get('/variants', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'exportVariants', querystring: FileQuery, response: { 200: fileResponse(VariantRow), ...errors } },
+  }, async (req, reply) => sendFile(reply, await exporter.variants(req.query.format, req.query)));
+
+  app.get('/feature-flags', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'exportFeatureFlags', querystring: FlagFileQuery, response: { 200: fileResponse(FlagRow), ...errors } },
+  }, async (req, reply) => sendFile(reply, await exporter.featureFlags(req.query.format, req.query)));
+
+  app.get('/reports/overview', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'exportOverviewReport', querystring: PeriodQuery, response: { 200: Overview, ...errors } },
+  }, (req) => exporter.overview(req.query));
+
+  app.get('/reports/experiments/:experiment_id', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'exportExperimentReport', params: ReportParams, querystring: ReportQuery,
+      response: {
+        200: {
+          description: "JSON: the experiment's row and its variant rows; format=csv: the variant rows",
+          content: { 'application/json': { schema: ExperimentReport }, 'text/csv': { schema: { type: 'string' } } },
+        },
+        ...errorResponses(401, 404, 422, 429, 500),
+      },
+    },
+  }, async (req, reply) => sendFile(reply, await exporter.experimentReport(req.params.experiment_id, req.query.format)));
+};

@@ -1,0 +1,257 @@
+import { Readable } from 'node:stream';
+import type { Db } from '../../db/client.js';
+import type { Clock } from '../../platform/clock.js';
+import { NotFound } from '../../platform/errors.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { csvLine, type Cell } from './csv.js';
+import { parsePeriod, periodBounds } from './period.js';
+import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
+import * as store from './store.js';
+
+/** One variant's numbers as GET /results gives them for the primary metric at the stored settings (rule 6). */
+export interface VariantResult {
+  sampleSize: number;
+  conversions: number;
+  mean: number;
+  /** Unadjusted; null for the control. */
+  pValue: number | null;
+  /** Judged on the corrected p-value at the experiment's confidence level. */
+  isSignificant: boolean;
+  /** null for the control. */
+  relativeImprovementPct: number | null;
+}
+
+export interface ExperimentResults {
+  /** The winning variant's name, or null. */
+  winnerVariant: string | null;
+  /** summary.recommendation, INCONCLUSIVE when the sample-ratio check failed (rule 7). */
+  recommendation: Recommendation;
+  byVariantId: Record<string, VariantResult>;
+}
+
+/** The results engine as the export reads it: null when an experiment's results cannot be computed. */
+export interface ResultsSource {
+  resultsFor(experimentId: string): Promise<ExperimentResults | null>;
+}
+
+export interface ExportDeps {
+  db: Db;
+  clock: Clock;
+  /** Absent until the results engine is wired: every result column is then empty, as for uncomputable results. */
+  results: ResultsSource | undefined;
+}
+
+export type ExportFormat = 'csv' | 'json';
+
+/** What a file route sends: headers and a body streamed row by row. */
+export interface ExportFile {
+  headers: Record<string, string>;
+  body: Readable;
+}
+
+export const EXPERIMENT_COLUMNS = [
+  'experiment_id', 'experiment_name', 'status', 'experiment_type', 'start_date', 'end_date', 'duration_days',
+  'total_assignments', 'total_events', 'winner_variant', 'recommendation',
+] as const satisfies ReadonlyArray<keyof ExperimentRow>;
+export const VARIANT_COLUMNS = [
+  'experiment_id', 'experiment_name', 'variant_id', 'variant_name', 'is_control', 'assignments', 'conversions',
+  'conversion_rate', 'p_value', 'is_significant', 'relative_improvement_pct',
+] as const satisfies ReadonlyArray<keyof VariantRow>;
+export const FLAG_COLUMNS = [
+  'flag_id', 'flag_key', 'flag_name', 'status', 'rollout_percentage', 'total_evaluations', 'enabled_evaluations',
+  'enabled_rate', 'created_at', 'updated_at',
+] as const satisfies ReadonlyArray<keyof FlagRow>;
+
+const DAY_MS = 86_400_000;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Stored times are written as stored, without their offset (rule 5): 2024-05-01T13:59:59.500000. */
+const withoutOffset = (iso: string | null) => (iso === null ? null : iso.replace(/(Z|[+-]\d{2}:?\d{2})$/i, ''));
+
+/** `<kind>_YYYYMMDD_HHMMSS.csv` in UTC (rule 2). */
+export function exportFileName(kind: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, '').replace('T', '_').slice(0, 15);
+  return `${kind}_${stamp}.csv`;
+}
+
+function durationDays(startDate: string | null, endDate: string | null, now: Date): number | null {
+  if (!startDate) return null;
+  const end = endDate ? Date.parse(endDate) : now.getTime();
+  return Math.round(((end - Date.parse(startDate)) / DAY_MS) * 100) / 100;
+}
+
+function experimentRow(e: store.ExperimentRecord, results: ExperimentResults | null, now: Date): ExperimentRow {
+  return {
+    experiment_id: e.id,
+    experiment_name: e.name,
+    status: e.status,
+    experiment_type: e.experimentType,
+    start_date: withoutOffset(e.startDate),
+    end_date: withoutOffset(e.endDate),
+    duration_days: durationDays(e.startDate, e.endDate, now),
+    total_assignments: e.totalAssignments,
+    total_events: e.totalEvents,
+    winner_variant: results?.winnerVariant ?? null,
+    recommendation: results?.recommendation ?? null,
+  };
+}
+
+function variantRow(
+  e: { id: string; name: string },
+  v: { id: string; name: string; isControl: boolean },
+  results: ExperimentResults | null,
+): VariantRow {
+  const r = results?.byVariantId[v.id];
+  return {
+    experiment_id: e.id,
+    experiment_name: e.name,
+    variant_id: v.id,
+    variant_name: v.name,
+    is_control: v.isControl,
+    assignments: r?.sampleSize ?? null,
+    conversions: r?.conversions ?? null,
+    conversion_rate: r?.mean ?? null,
+    p_value: r && !v.isControl ? r.pValue : null,
+    is_significant: r?.isSignificant ?? null,
+    relative_improvement_pct: r && !v.isControl ? r.relativeImprovementPct : null,
+  };
+}
+
+function flagRow(f: store.FlagRecord): FlagRow {
+  return {
+    flag_id: f.id,
+    flag_key: f.key,
+    flag_name: f.name,
+    status: f.status,
+    rollout_percentage: f.rolloutPercentage,
+    total_evaluations: f.totalEvaluations,
+    enabled_evaluations: 0,
+    enabled_rate: 0.0,
+    created_at: f.createdAt,
+    updated_at: f.updatedAt,
+  };
+}
+
+/** Every row of a keyset-paged query; the caller reads the first page, so a failure there is a clean 500. */
+async function* allPages<T extends store.Cursor, R>(
+  first: T[],
+  next: (cursor: store.Cursor) => Promise<T[]>,
+  toRows: (page: T[]) => Promise<R[]>,
+): AsyncGenerator<R> {
+  let page = first;
+  while (page.length > 0) {
+    yield* await toRows(page);
+    if (page.length < store.PAGE_SIZE) return;
+    const last = page[page.length - 1];
+    page = await next({ createdAt: last.createdAt, id: last.id });
+  }
+}
+
+async function* encode<R extends object>(rows: AsyncIterable<R>, format: ExportFormat, columns: ReadonlyArray<keyof R>): AsyncGenerator<string> {
+  if (format === 'csv') {
+    yield csvLine(columns.map(String));
+    for await (const row of rows) yield csvLine(columns.map((c) => row[c] as Cell));
+    return;
+  }
+  let first = true;
+  yield '[';
+  for await (const row of rows) {
+    yield (first ? '' : ',') + JSON.stringify(row);
+    first = false;
+  }
+  yield ']';
+}
+
+export type ExportService = ReturnType<typeof createExportService>;
+
+export function createExportService(deps: ExportDeps) {
+  const { db, clock } = deps;
+  const resultsFor = (id: string) => deps.results?.resultsFor(id) ?? Promise.resolve(null);
+
+  /** Results one experiment at a time, so a large export holds one page of rows and one result set in memory. */
+  async function withResults<T extends { id: string }>(experiments: T[]) {
+    const out: Array<{ experiment: T; results: ExperimentResults | null }> = [];
+    for (const experiment of experiments) out.push({ experiment, results: await resultsFor(experiment.id) });
+    return out;
+  }
+
+  async function variantRowsOf(experiments: store.ExperimentRecord[]): Promise<VariantRow[]> {
+    const variants = await store.variantsOf(db, experiments.map((e) => e.id));
+    const rows: VariantRow[] = [];
+    for (const { experiment, results } of await withResults(experiments)) {
+      for (const v of variants.filter((x) => x.experimentId === experiment.id)) rows.push(variantRow(experiment, v, results));
+    }
+    return rows;
+  }
+
+  function file<R extends object>(kind: string, format: ExportFormat, columns: ReadonlyArray<keyof R>, rows: AsyncIterable<R>): ExportFile {
+    const headers: Record<string, string> = format === 'csv'
+      ? { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(kind, clock.now())}"` }
+      : { 'content-type': JSON_TYPE };
+    return { headers, body: Readable.from(encode(rows, format, columns)) };
+  }
+
+  async function experimentRecord(id: string): Promise<store.ExperimentRecord> {
+    const record = await store.findExperiment(db, id);
+    if (!record) throw new NotFound(EXPERIMENT_NOT_FOUND);
+    return record;
+  }
+
+  return {
+    async experiments(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const first = await store.experimentsPage(db, period);
+      const rows = allPages(first, (c) => store.experimentsPage(db, period, c), async (page) =>
+        (await withResults(page)).map(({ experiment, results }) => experimentRow(experiment, results, clock.now())),
+      );
+      return file('experiments', format, EXPERIMENT_COLUMNS, rows);
+    },
+
+    async variants(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const first = await store.experimentsPage(db, period);
+      return file('variants', format, VARIANT_COLUMNS, allPages(first, (c) => store.experimentsPage(db, period, c), variantRowsOf));
+    },
+
+    async featureFlags(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const first = await store.flagsPage(db, period);
+      const rows = allPages(first, (c) => store.flagsPage(db, period, c), async (page) => page.map(flagRow));
+      return file('feature_flags', format, FLAG_COLUMNS, rows);
+    },
+
+    async overview(query: PeriodQuery): Promise<Overview> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const counts = await store.overviewCounts(db, period);
+      const bounds = periodBounds(period);
+      return {
+        generated_at: clock.now().toISOString(),
+        period_start: bounds.start?.toISOString() ?? null,
+        period_end: bounds.end?.toISOString() ?? null,
+        total_experiments: counts.experiments.total,
+        active_experiments: counts.experiments.active,
+        completed_experiments: counts.experiments.completed,
+        total_feature_flags: counts.flags.total,
+        active_feature_flags: counts.flags.active,
+        total_assignments: counts.assignments,
+        total_events: counts.events,
+        experiments_with_winners: 0,
+        average_experiment_duration_days: counts.experiments.averageDurationDays,
+      };
+    },
+
+    /** JSON: the experiment's row and its variant rows; CSV: the variant rows with the variants columns. */
+    async experimentReport(id: string, format: ExportFormat): Promise<ExportFile> {
+      const record = await experimentRecord(id);
+      if (format === 'csv') return file('experiment_report', 'csv', VARIANT_COLUMNS, Readable.from(await variantRowsOf([record])));
+      const results = await resultsFor(id);
+      const variants = await store.variantsOf(db, [id]);
+      const report: ExperimentReport = {
+        experiment_id: id,
+        experiments: experimentRow(record, results, clock.now()),
+        variants: variants.map((v) => variantRow(record, v, results)),
+      };
+      return { headers: { 'content-type': JSON_TYPE }, body: Readable.from([JSON.stringify(report)]) };
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { IntegrationType } from '../../db/schema/modules.js';
+import { actorOf, open, role } from '../../platform/auth.js';
+import { errorResponses } from '../../platform/schemas.js';
+import { IntegrationCreate, IntegrationTypeParams, IntegrationUpdate, IntegrationView, WebhookReceived } from './schemas.js';
+import type { IntegrationsService } from './service.js';
+
+const tags = ['integrations'];
+
+export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationsService }> = async (app, { integrations }) => {
+  app.post('', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'createIntegration', summary: 'Create the configuration of one integration type (one per type)',
+      body: IntegrationCreate,
+      response: { 201: IntegrationView, ...errorResponses(401, 403, 409, 422) },
+    },
+  }, async (req, reply) => reply.code(201).send(await integrations.create(actorOf(req), req.body)));
+
+  app.get('', {
+    config: { access: role('ADMIN', 'DEVELOPER') },
+    schema: { tags, operationId: 'listIntegrations', response: { 200: Type.Array(IntegrationView), ...errorResponses(401, 403) } },
+  }, () => integrations.list());
+
+  app.get('/:integration_type', {
+    config: { access: role('ADMIN', 'DEVELOPER') },
+    schema: {
+      tags, operationId: 'readIntegration', params: IntegrationTypeParams,
+      response: { 200: IntegrationView, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => integrations.get(req.params.integration_type));
+
+  app.put('/:integration_type', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'updateIntegration', summary: 'Change is_active and merge encrypted_config key by key (null removes)',
+      params: IntegrationTypeParams, body: IntegrationUpdate,
+      response: { 200: IntegrationView, ...errorResponses(401, 403, 404, 409, 422) },
+    },
+  }, (req) => integrations.update(actorOf(req), req.params.integration_type, req.body));
+
+  app.delete('/:integration_type', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'deleteIntegration', params: IntegrationTypeParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 422) },
+    },
+  }, async (req, reply) => {
+    await integrations.delete(actorOf(req), req.params.integration_type);
+    return reply.code(204).send(null);
+  });
+
+  await app.register(webhookRoutes, { integrations });
+};
+
+const RECEIVERS: Array<{ type: IntegrationType; summary: string }> = [
+  { type: 'github', summary: 'Code host events, authenticated by X-Hub-Signature-256 (HMAC-SHA256 of the raw body)' },
+  { type: 'jira', summary: 'Issue tracker events, authenticated by the shared secret in X-Webhook-Secret' },
+  { type: 'salesforce', summary: 'CRM callouts, authenticated by the shared secret in X-Webhook-Secret' },
+];
+
+/**
+ * The receivers live in their own encapsulated context whose only body parser hands over the raw bytes whatever
+ * the Content-Type: the signature covers the body exactly as sent, which re-serialised JSON would not reproduce.
+ */
+const webhookRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationsService }> = async (app, { integrations }) => {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  for (const { type, summary } of RECEIVERS) {
+    app.post(`/webhooks/${type}`, {
+      config: { access: open() },
+      schema: {
+        tags, operationId: `receive${type[0].toUpperCase()}${type.slice(1)}Webhook`, summary,
+        response: { 200: WebhookReceived, ...errorResponses(400, 401, 413) },
+      },
+    }, (req) =>
+      integrations.receive(type, { rawBody: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), headers: req.headers }, req.log),
+    );
+  }
+};

@@ -1,0 +1,117 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorOf, role, signedIn } from '../../platform/auth.js';
+import { errorResponses } from '../../platform/schemas.js';
+import {
+  AssignResult,
+  EffectivePermissions,
+  GrantCreate,
+  GrantParams,
+  GrantResult,
+  GrantRevokeResult,
+  RevokeResult,
+  RoleAssignment,
+  RoleCreate,
+  RoleListQuery,
+  RoleParams,
+  RoleUpdate,
+  RoleView,
+  UserParams,
+} from './schemas.js';
+import type { RbacService } from './service.js';
+
+const tags = ['rbac'];
+
+/**
+ * /api/v1/rbac: custom roles and direct grants, stored and displayed only. Every guard below is a base-role guard;
+ * nothing in this module feeds an access decision anywhere.
+ */
+export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = async (app, { rbac }) => {
+  app.get('/roles', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'listCustomRoles', summary: 'Custom roles by name',
+      querystring: RoleListQuery,
+      response: { 200: Type.Array(RoleView), ...errorResponses(401, 422) },
+    },
+  }, (req) => rbac.list(req.query.include_system));
+
+  app.post('/roles', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'createCustomRole', body: RoleCreate,
+      response: { 201: RoleView, ...errorResponses(401, 403, 409, 422) },
+    },
+  }, async (req, reply) => reply.code(201).send(await rbac.create(actorOf(req), req.body)));
+
+  app.post('/roles/assign', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'assignCustomRole', summary: 'Assign a custom role to a user (idempotent)',
+      body: RoleAssignment,
+      response: { 200: AssignResult, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => rbac.assign(actorOf(req), req.body));
+
+  app.post('/roles/revoke', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'revokeCustomRole', summary: 'Take a custom role from a user (404 when not assigned)',
+      body: RoleAssignment,
+      response: { 200: RevokeResult, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => rbac.revoke(actorOf(req), req.body));
+
+  app.get('/roles/:role_name', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'readCustomRole', params: RoleParams, response: { 200: RoleView, ...errorResponses(401, 404, 422) } },
+  }, (req) => rbac.get(req.params.role_name));
+
+  app.put('/roles/:role_name', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'updateCustomRole', summary: 'Change description and/or permissions (system roles: 400)',
+      params: RoleParams, body: RoleUpdate,
+      response: { 200: RoleView, ...errorResponses(400, 401, 403, 404, 422) },
+    },
+  }, (req) => rbac.update(actorOf(req), req.params.role_name, req.body));
+
+  app.delete('/roles/:role_name', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'deleteCustomRole', summary: 'Delete a role and its assignments (system roles: 400)',
+      params: RoleParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 422) },
+    },
+  }, async (req, reply) => {
+    await rbac.delete(actorOf(req), req.params.role_name);
+    return reply.code(204).send(null);
+  });
+
+  app.get('/users/:user_id/permissions', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'readEffectivePermissions', summary: 'Base role, custom roles and valid grants, united (self, or ADMIN)',
+      params: UserParams,
+      response: { 200: EffectivePermissions, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => rbac.effectivePermissions(actorOf(req), req.params.user_id));
+
+  app.post('/users/:user_id/grant', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'grantPermission', summary: 'Grant actions on a resource directly, optionally until expires_at',
+      params: UserParams, body: GrantCreate,
+      response: { 201: GrantResult, ...errorResponses(400, 401, 403, 404, 422) },
+    },
+  }, async (req, reply) => reply.code(201).send(await rbac.grant(actorOf(req), req.params.user_id, req.body)));
+
+  app.delete('/users/:user_id/grant/:resource', {
+    config: { access: role('ADMIN') },
+    schema: {
+      tags, operationId: 'revokePermissionGrants', summary: "Delete all of the user's grants for the resource",
+      params: GrantParams,
+      response: { 200: GrantRevokeResult, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => rbac.revokeGrants(actorOf(req), req.params.user_id, req.params.resource));
+};
