@@ -2,6 +2,7 @@
  * Every environment setting, parsed and validated once at startup. Nothing else reads process.env.
  * A bad value stops startup with a message naming the setting (never its value: it may be a secret).
  */
+import { createHmac } from 'node:crypto';
 export type DeploymentProfile = 'core' | 'full';
 export type AuthProvider = 'local' | 'cognito';
 
@@ -27,8 +28,157 @@ export interface Config {
   sdkRateLimitPerMinute: number;
   trustedProxies: boolean | string[] | number;
   cacheEnabled: boolean;
+  /** SCHEDULER_ENABLED: run the background job loop in this process (default on; off under ENVIRONMENT=test). */
+  schedulerEnabled: boolean;
   logLevel: string;
   bodyLimitBytes: number;
+  /** Audit stream, compliance, notifications, AI, ETL (see PlatformManagementConfig). */
+  platform: PlatformManagementConfig;
+  /**
+   * INTEGRATIONS_ENCRYPTION_KEY: 32 bytes as base64 or 64 hex digits, encrypting integration secrets at rest.
+   * Unset: a key is derived from SECRET_KEY (HKDF-SHA256, modules/integrations/secrets.ts), so changing SECRET_KEY
+   * then makes stored integration secrets unreadable.
+   */
+  integrationsEncryptionKey: Buffer | undefined;
+}
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
+  secure: boolean;
+  requireTls: boolean;
+  user: string | undefined;
+  password: string | undefined;
+  from: string;
+}
+
+export interface LlmConfig {
+  /** An OpenAI-compatible base URL (…/v1) or the full …/chat/completions endpoint. */
+  apiUrl: string;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+}
+
+export interface EtlConfig {
+  region: string;
+  /** Glue endpoint override (tests, VPC endpoints); unset uses the regional AWS endpoint. */
+  glueEndpoint: string | undefined;
+  /** job_type accepted by the API -> Glue job name. */
+  jobs: Record<string, string>;
+  crawlers: string[];
+  /** `database.table` names partitions may be added to. */
+  tables: string[];
+  /** Explicit AWS credentials; unset uses the SDK's default chain (environment, profile, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+export interface PlatformManagementConfig {
+  auditStreamHeartbeatSeconds: number;
+  /**
+   * COMPLIANCE_HMAC_KEY signs the audit chain. Unset: derived from SECRET_KEY, so changing SECRET_KEY then makes
+   * earlier signatures fail verification; set it explicitly in production.
+   */
+  complianceHmacKey: string;
+  smtp: SmtpConfig | undefined;
+  chatWebhooks: { allowedHosts: string[]; allowHttp: boolean; timeoutMs: number };
+  notificationRetry: { maxAttempts: number; baseDelayMs: number };
+  llm: LlmConfig | undefined;
+  etl: EtlConfig;
+}
+
+const DEFAULT_CHAT_HOSTS = 'hooks.slack.com,chat.googleapis.com,discord.com,*.webhook.office.com';
+const NAME = /^[A-Za-z0-9_.-]{1,255}$/;
+
+function parseList(env: Env, name: string, fallback = ''): string[] {
+  return (env[name] ?? fallback).split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function parseNames(env: Env, name: string): string[] {
+  const names = parseList(env, name);
+  if (names.some((n) => !NAME.test(n))) throw new ConfigError(`${name} must list names of letters, digits, _ . -`);
+  return names;
+}
+
+function parseUrl(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http or https URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http or https URL`);
+  return raw;
+}
+
+/** ETL_GLUE_JOBS: comma-separated `job_type=glue_job_name` (or just a name, used as both). */
+function parseEtlJobs(env: Env): Record<string, string> {
+  const jobs: Record<string, string> = {};
+  for (const item of parseList(env, 'ETL_GLUE_JOBS')) {
+    const [type, job = type] = item.split('=', 2).map((s) => s.trim());
+    if (!NAME.test(type) || !NAME.test(job)) throw new ConfigError('ETL_GLUE_JOBS must list job_type=glue_job_name pairs');
+    jobs[type] = job;
+  }
+  return jobs;
+}
+
+function parsePlatformManagement(env: Env, secretKey: string): PlatformManagementConfig {
+  const smtpHost = env.SMTP_HOST?.trim();
+  const smtpPort = parseInteger(env, 'SMTP_PORT', 587, 1, 65535);
+  const llmUrl = parseUrl(env, 'LLM_API_URL');
+  const llmKey = env.LLM_API_KEY?.trim();
+  const tables = parseNames(env, 'ETL_GLUE_TABLES');
+  if (tables.some((t) => t.split('.').length !== 2)) throw new ConfigError('ETL_GLUE_TABLES must list database.table names');
+  const accessKeyId = env.AWS_ACCESS_KEY_ID?.trim();
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
+  return {
+    auditStreamHeartbeatSeconds: parseInteger(env, 'AUDIT_STREAM_HEARTBEAT_SECONDS', 15, 1, 300),
+    complianceHmacKey:
+      env.COMPLIANCE_HMAC_KEY?.trim() || createHmac('sha256', secretKey).update('uplift compliance audit chain').digest('hex'),
+    smtp: smtpHost
+      ? {
+          host: smtpHost,
+          port: smtpPort,
+          secure: parseBool(env, 'SMTP_SECURE', smtpPort === 465),
+          requireTls: parseBool(env, 'SMTP_REQUIRE_TLS', false),
+          user: env.SMTP_USER?.trim() || undefined,
+          password: env.SMTP_PASSWORD || undefined,
+          from: env.SMTP_FROM?.trim() || 'Uplift <uplift@localhost>',
+        }
+      : undefined,
+    chatWebhooks: {
+      allowedHosts: parseList(env, 'CHAT_WEBHOOK_ALLOWED_HOSTS', DEFAULT_CHAT_HOSTS).map((h) => h.toLowerCase()),
+      allowHttp: parseBool(env, 'CHAT_WEBHOOK_ALLOW_HTTP', false),
+      timeoutMs: parseInteger(env, 'CHAT_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
+    },
+    notificationRetry: {
+      maxAttempts: parseInteger(env, 'NOTIFICATION_MAX_ATTEMPTS', 3, 1, 10),
+      baseDelayMs: parseInteger(env, 'NOTIFICATION_RETRY_BASE_MS', 2000, 0, 600_000),
+    },
+    llm:
+      llmUrl && llmKey
+        ? {
+            apiUrl: llmUrl,
+            apiKey: llmKey,
+            model: env.LLM_MODEL?.trim() || 'gpt-4o-mini',
+            timeoutMs: parseInteger(env, 'LLM_TIMEOUT_SECONDS', 30, 1, 300) * 1000,
+          }
+        : undefined,
+    etl: {
+      region: env.ETL_AWS_REGION?.trim() || env.AWS_REGION?.trim() || 'us-east-1',
+      glueEndpoint: parseUrl(env, 'ETL_GLUE_ENDPOINT'),
+      jobs: parseEtlJobs(env),
+      crawlers: parseNames(env, 'ETL_GLUE_CRAWLERS'),
+      tables,
+      credentials:
+        accessKeyId && secretAccessKey
+          ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN?.trim() || undefined }
+          : undefined,
+    },
+  };
 }
 
 export const DEV_SECRET_KEY = 'uplift-dev-secret-key-change-me-in-production';
@@ -78,6 +228,15 @@ function parseTrustedProxies(raw: string | undefined): boolean | string[] | numb
   return value.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+/** A 256-bit key given as 64 hex digits or base64 (standard or URL-safe) of 32 bytes. */
+function parseKey32(env: Env, name: string): Buffer | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const isHex = /^[0-9a-fA-F]{64}$/.test(raw);
+  if (!isHex && !/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) throw new ConfigError(`${name} must be 32 bytes as 64 hex digits or base64`);
+  return Buffer.from(raw, isHex ? 'hex' : 'base64');
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const environment = parseChoice(env, 'ENVIRONMENT', 'development', ['development', 'test', 'staging', 'production']);
   const secret = env.SECRET_KEY?.trim();
@@ -114,7 +273,10 @@ export function loadConfig(env: Env = process.env): Config {
     sdkRateLimitPerMinute: parseInteger(env, 'SDK_RATE_LIMIT_PER_MINUTE', 6000, 1, 10_000_000),
     trustedProxies: parseTrustedProxies(env.TRUSTED_PROXIES),
     cacheEnabled: parseBool(env, 'CACHE_ENABLED', false),
+    schedulerEnabled: parseBool(env, 'SCHEDULER_ENABLED', environment !== 'test'),
     logLevel: env.LOG_LEVEL?.trim() || (environment === 'test' ? 'silent' : 'info'),
     bodyLimitBytes: 5 * 1024 * 1024,
+    platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
+    integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
   };
 }

@@ -178,6 +178,17 @@ export function createUsersService(deps: UsersDeps) {
       return toUserView(row);
     },
 
+    /**
+     * How other resources name an account (experiment owner_name): the full name, else the username unless it
+     * looks like an email address, else null. Never an email; null for a removed account.
+     */
+    async displayName(id: string): Promise<string | null> {
+      const row = await store.findUserById(db, id);
+      if (!row) return null;
+      if (row.fullName?.trim()) return row.fullName;
+      return row.username.includes('@') ? null : row.username;
+    },
+
     async list(actor: Actor, skip: number, limit: number): Promise<UserView[]> {
       const { rows } = await store.listUsers(db, { skip, limit, onlyId: actor.isSuperuser ? undefined : actor.id });
       return rows.map(toUserView);

@@ -1,0 +1,33 @@
+/**
+ * The experiment state machine: every status change (routes and scheduler) goes through `transition`, so the
+ * table below is the whole truth about which moves exist.
+ */
+import type { ExperimentStatus } from '../../db/schema/experiments.js';
+import { Conflict } from '../../platform/errors.js';
+
+export type Transition = 'start' | 'pause' | 'complete' | 'archive' | 'delete';
+
+/** Allowed source states and the target; `delete` removes the experiment (spec: only drafts). */
+export const TRANSITIONS: Record<Transition, { from: readonly ExperimentStatus[]; to: ExperimentStatus | null }> = {
+  start: { from: ['draft', 'paused'], to: 'active' },
+  pause: { from: ['active'], to: 'paused' },
+  complete: { from: ['active', 'paused'], to: 'completed' },
+  archive: { from: ['draft', 'paused', 'completed'], to: 'archived' },
+  delete: { from: ['draft'], to: null },
+};
+
+export function transitionRefused(move: Transition, current: ExperimentStatus): string {
+  return move === 'delete'
+    ? `Only draft experiments can be deleted; this experiment is in ${current} status`
+    : `Cannot ${move} an experiment in ${current} status`;
+}
+
+export const statusChangeRefused = (current: ExperimentStatus): string =>
+  `Change the status with the start, pause, complete and archive routes; this experiment is in ${current} status`;
+
+/** The state `move` leads to from `current`, or a 409 naming the current status. */
+export function transition(move: Transition, current: ExperimentStatus): ExperimentStatus | null {
+  const rule = TRANSITIONS[move];
+  if (!rule.from.includes(current)) throw new Conflict(transitionRefused(move, current));
+  return rule.to;
+}

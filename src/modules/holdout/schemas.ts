@@ -1,0 +1,56 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+
+const Percentage = Type.Number({ minimum: 0, maximum: 100, description: 'Share of all users kept out of every experiment' });
+
+export const HoldoutCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    percentage: Percentage,
+    is_active: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+export type HoldoutCreate = Static<typeof HoldoutCreate>;
+
+export const HoldoutUpdate = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+    percentage: Type.Optional(Percentage),
+    is_active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type HoldoutUpdate = Static<typeof HoldoutUpdate>;
+
+export const HoldoutView = Type.Object({
+  id: Uuid(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  percentage: Type.Number(),
+  is_active: Type.Boolean(),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+});
+export type HoldoutView = Static<typeof HoldoutView>;
+
+export const HoldoutCheck = Type.Object({
+  user_id: Type.String(),
+  in_holdout: Type.Boolean(),
+  holdout_id: Nullable(Uuid()),
+  percentage: Nullable(Type.Number()),
+});
+
+export const HoldoutResults = Type.Object({
+  holdout: HoldoutView,
+  analysis_status: StringEnum(['ga', 'beta']),
+  analysis_notice: Type.String(),
+  users_in_holdout: Nullable(Type.Integer()),
+  users_in_experiments: Nullable(Type.Integer()),
+  metrics: Nullable(Type.Array(Type.Object({}, { additionalProperties: true }))),
+});
+
+export const HoldoutParams = Type.Object({ holdout_id: Uuid() });
+export const HoldoutUserParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 255 }) });

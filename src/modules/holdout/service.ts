@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import type { HoldoutRow } from '../../db/schema/holdouts.js';
+import type { AuditLog } from '../../platform/audit.js';
+import type { Actor } from '../../platform/auth.js';
+import type { Bus } from '../../platform/bus.js';
+import type { Clock } from '../../platform/clock.js';
+import { Conflict, NotFound } from '../../platform/errors.js';
+import { isInHoldout } from './membership.js';
+import type { HoldoutCreate, HoldoutUpdate, HoldoutView } from './schemas.js';
+import * as store from './store.js';
+
+export const HOLDOUT_NOT_FOUND = 'Holdout not found';
+export const ANOTHER_HOLDOUT_ACTIVE = 'Another global holdout is active; deactivate it first (PUT /api/v1/holdout/{id} with is_active false)';
+/** Announced after every change, so each process reloads the active holdout it keeps in memory. */
+export const HOLDOUT_CHANGED = 'holdout.changed';
+export const RESULTS_NOTICE =
+  'Beta: holdout comparison is not computed yet; this answer carries the holdout definition and no numbers.';
+
+export function toHoldoutView(row: HoldoutRow): HoldoutView {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    percentage: row.percentage,
+    is_active: row.isActive,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** The partial unique index allows one active holdout; a race to activate a second one loses with a 23505. */
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e.code === '23505' || e.cause?.code === '23505';
+}
+
+export type HoldoutService = ReturnType<typeof createHoldoutService>;
+
+export function createHoldoutService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
+  const { db, audit, clock } = deps;
+
+  /**
+   * Every new assignment asks for the active holdout, so each process keeps it in memory; any change, here or in
+   * another process, drops it through the bus.
+   */
+  let active: Promise<HoldoutRow | undefined> | undefined;
+  const forget = () => {
+    active = undefined;
+  };
+  deps.bus.subscribe(HOLDOUT_CHANGED, forget);
+  function activeRow(): Promise<HoldoutRow | undefined> {
+    active ??= store.findActiveHoldout(db).catch((error: unknown) => {
+      forget();
+      throw error;
+    });
+    return active;
+  }
+
+  /** A change to holdouts: one active at a time (409, also when a concurrent change wins), then announced. */
+  async function change<T extends { id: string }>(write: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await write();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(ANOTHER_HOLDOUT_ACTIVE);
+      throw error;
+    }
+    forget();
+    await deps.bus.publish(HOLDOUT_CHANGED, result.id).catch(() => undefined);
+    return result;
+  }
+
+  async function mustFind(id: string): Promise<HoldoutRow> {
+    const row = await store.findHoldout(db, id);
+    if (!row) throw new NotFound(HOLDOUT_NOT_FOUND);
+    return row;
+  }
+
+  return {
+    /** The active holdout, or null: what tracking checks first for every new user (with isInHoldout). */
+    async active(): Promise<HoldoutView | null> {
+      const row = await activeRow();
+      return row ? toHoldoutView(row) : null;
+    },
+
+    async list(): Promise<HoldoutView[]> {
+      return (await store.listHoldouts(db)).map(toHoldoutView);
+    },
+
+    create: (actor: Actor, body: HoldoutCreate): Promise<HoldoutView> =>
+      change(() =>
+        db.transaction(async (tx) => {
+          const isActive = body.is_active ?? true;
+          if (isActive && (await store.findActiveHoldout(tx))) throw new Conflict(ANOTHER_HOLDOUT_ACTIVE);
+          const now = clock.now();
+          const row = await store.insertHoldout(tx, {
+            id: randomUUID(),
+            name: body.name,
+            description: body.description ?? null,
+            percentage: body.percentage,
+            isActive,
+            createdById: actor.id,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await audit.record(tx, actor, {
+            action: 'holdout_create',
+            entityType: 'holdout',
+            entityId: row.id,
+            after: { name: row.name, percentage: row.percentage, is_active: row.isActive },
+          });
+          return toHoldoutView(row);
+        }),
+      ),
+
+    update: (actor: Actor, id: string, body: HoldoutUpdate): Promise<HoldoutView> =>
+      change(() =>
+        db.transaction(async (tx) => {
+          const row = await store.lockHoldout(tx, id);
+          if (!row) throw new NotFound(HOLDOUT_NOT_FOUND);
+          if (body.is_active && !row.isActive && (await store.findActiveHoldout(tx))) throw new Conflict(ANOTHER_HOLDOUT_ACTIVE);
+          const next = await store.updateHoldout(tx, id, {
+            name: body.name,
+            description: body.description,
+            percentage: body.percentage,
+            isActive: body.is_active,
+            updatedAt: clock.now(),
+          });
+          await audit.record(tx, actor, {
+            action: 'holdout_update',
+            entityType: 'holdout',
+            entityId: id,
+            before: { name: row.name, percentage: row.percentage, is_active: row.isActive },
+            after: { name: next.name, percentage: next.percentage, is_active: next.isActive },
+          });
+          return toHoldoutView(next);
+        }),
+      ),
+
+    /** Deterministic by hash: the same user is always in or always out of a given holdout. */
+    async check(userId: string) {
+      const row = await activeRow();
+      return {
+        user_id: userId,
+        in_holdout: row ? isInHoldout(row, userId) : false,
+        holdout_id: row?.id ?? null,
+        percentage: row?.percentage ?? null,
+      };
+    },
+
+    /**
+     * Beta. Counting users in and out of the holdout needs the assignment records, which tracking owns; until it
+     * offers them the answer is the definition with null numbers, marked beta (spec: analysis_notice when beta).
+     */
+    async results(id: string) {
+      return {
+        holdout: toHoldoutView(await mustFind(id)),
+        analysis_status: 'beta' as const,
+        analysis_notice: RESULTS_NOTICE,
+        users_in_holdout: null,
+        users_in_experiments: null,
+        metrics: null,
+      };
+    },
+  };
+}
