@@ -133,6 +133,28 @@ describe('GET /api/v1/experiments/{experiment_id}/split-url/preview', () => {
   const preview = (id: string, query: string, headers: Record<string, string> = dev.headers) =>
     t.inject({ method: 'GET', url: `/api/v1/experiments/${id}/split-url/preview${query}`, headers });
 
+  it('normalises split_url_config on create and update in the full profile, refusing bad allocations', async () => {
+    const id = await experiment('split_url', { variants: [{ name: 'a', url: '/a', traffic_allocation: 50 }, { name: 'b', url: '/b', traffic_allocation: 50 }] });
+    const stored = (await t.inject({ method: 'GET', url: `/api/v1/experiments/${id}`, headers: dev.headers })).json().split_url_config;
+    expect(stored).toMatchObject({ cookie_name: null, canonical_url: null, cookie_ttl_days: 30 });
+    const bad = await t.inject({
+      method: 'POST', url: '/api/v1/experiments/', headers: dev.headers,
+      payload: {
+        name: 'Bad', key: t.unique('bad'), experiment_type: 'split_url',
+        variants: [{ name: 'control', is_control: true, traffic_allocation: 100 }],
+        metrics: [{ name: 'Signup', event_name: 'signup' }],
+        split_url_config: { variants: [{ name: 'a', url: '/a', traffic_allocation: 70 }, { name: 'b', url: '/b', traffic_allocation: 20 }] },
+      },
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().detail[0].loc.slice(0, 2)).toEqual(['body', 'split_url_config']);
+    const update = await t.inject({
+      method: 'PUT', url: `/api/v1/experiments/${id}`, headers: dev.headers,
+      payload: { split_url_config: { variants: [{ name: 'a', url: '/a', traffic_allocation: 101 }, { name: 'b', url: '/b', traffic_allocation: -1 }] } },
+    });
+    expect(update.statusCode).toBe(422);
+  });
+
   it('answers the variant the user hashes to', async () => {
     const config = { variants: variants(25, 25, 50) };
     const id = await experiment('split_url', config);

@@ -77,8 +77,11 @@ export interface ExperimentsDeps {
   users: { displayName(id: string): Promise<string | null> };
   /** The active mutual exclusion group holding an experiment (owned by the mutual-exclusion module). */
   exclusionGroupOf(experimentId: string): Promise<ExclusionGroup | null>;
-  /** split_url experiments are a module of the full profile (second spec document). */
-  splitUrlEnabled: boolean;
+  /**
+   * The split URL module (full profile only, second spec document): validates and normalises split_url_config.
+   * Absent in core, where creating a split_url experiment is 501 and a configuration is stored as sent.
+   */
+  splitUrl: { normalise(value: unknown, loc: (string | number)[]): Record<string, unknown> } | undefined;
 }
 
 export type ExperimentsService = ReturnType<typeof createExperimentsService>;
@@ -211,7 +214,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
   }
 
   function checkBody(body: { variants?: VariantInput[]; metrics?: MetricInput[]; experiment_type?: string }): void {
-    if (body.experiment_type === 'split_url' && !deps.splitUrlEnabled) throw new NotImplemented(SPLIT_URL_NOT_AVAILABLE);
+    if (body.experiment_type === 'split_url' && !deps.splitUrl) throw new NotImplemented(SPLIT_URL_NOT_AVAILABLE);
     const issues: ValidationIssue[] = [
       ...(body.variants ? variantIssues(body.variants, ['body', 'variants']) : []),
       ...(body.metrics ? metricIssues(body.metrics, ['body', 'metrics']) : []),
@@ -415,7 +418,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
           varianceReductionConfig: body.variance_reduction_config ?? null,
           bayesianEnabled,
           bayesianConfig: completeConfig(body.bayesian_config, bayesianEnabled, null, BAYESIAN_DEFAULTS),
-          splitUrlConfig: body.split_url_config ?? null,
+          splitUrlConfig: splitUrlConfig(body.split_url_config) ?? null,
         },
         body.variants.map(variantFields),
         body.metrics.map(metricFields),
@@ -457,7 +460,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
             varianceReductionConfig: body.variance_reduction_config,
             bayesianEnabled,
             bayesianConfig: completeConfig(body.bayesian_config, bayesianEnabled, row.bayesianConfig, BAYESIAN_DEFAULTS),
-            splitUrlConfig: body.split_url_config,
+            splitUrlConfig: splitUrlConfig(body.split_url_config),
             updatedAt: clock.now(),
           };
           const updated = await store.updateExperiment(tx, id, change);
@@ -657,6 +660,12 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       targetingRules: row.targetingRules,
       mutualExclusionGroup: group,
     };
+  }
+
+  /** A sent split_url_config, normalised by the split URL module where it is served (undefined: not sent). */
+  function splitUrlConfig(value: Record<string, unknown> | null | undefined): Record<string, unknown> | null | undefined {
+    if (value === undefined || value === null || !deps.splitUrl) return value;
+    return deps.splitUrl.normalise(value, ['body', 'split_url_config']);
   }
 
   /** `<key>-copy`, else `<key>-copy-2`, `-3`, ...: the first key no experiment uses, within the key length limit. */

@@ -5,7 +5,8 @@ import type { BatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { checkTargetingContext, collectSegmentIds, evaluateRuleSet, experimentSalt, isRuleSetShape, pickWeighted, type EvaluationEnv } from '../../targeting/index.js';
-import type { AssignableExperiment } from '../experiments/service.js';
+import { EXPERIMENTS_CHANGED, type AssignableExperiment } from '../experiments/service.js';
+import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/service.js';
 import { isInHoldout } from '../holdout/membership.js';
 import { mutexSlot } from '../mutual-exclusion/membership.js';
 import type {
@@ -17,7 +18,7 @@ import type { AssignmentRow, EventRow } from './store.js';
 export const VIEW_EVENT = '$view';
 export const VARIANT_OF_OTHER_EXPERIMENT = 'variant_id names a variant of another experiment than experiment_id';
 export const experimentNotAssignable = (key: string) => `No active experiment has the key '${key}'`;
-const REFRESH_CHANNELS = ['experiments.changed', 'mutual-exclusion.changed'];
+const REFRESH_CHANNELS = [EXPERIMENTS_CHANGED, MUTUAL_EXCLUSION_CHANGED];
 const ASSIGNMENT_CACHE_LIMIT = 200_000;
 
 export interface TrackingDeps {
@@ -303,6 +304,9 @@ export function createTrackingService(deps: TrackingDeps) {
       }
       return out;
     },
+
+    /** For segment preview: recent assignment contexts (each with its user_id). */
+    sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
 
     /** For the flags and experiments modules: deleted flags and draft experiments keep their events, detached. */
     detachFlag: (flagId: string) => store.detachFlagEvents(db, flagId),
