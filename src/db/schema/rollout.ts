@@ -1,0 +1,53 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { featureFlags } from './flags.js';
+import { users } from './users.js';
+
+export const ROLLOUT_SCHEDULE_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
+export type RolloutScheduleStatus = (typeof ROLLOUT_SCHEDULE_STATUSES)[number];
+
+/**
+ * A flag's staged rollout. At most one schedule per flag is `active` (partial unique index): two running schedules
+ * would overwrite each other's percentages. The owner's account may be deleted; the schedule stays (spec, user rule 8).
+ */
+export const rolloutSchedules = pgTable(
+  'rollout_schedules',
+  {
+    id: uuid().primaryKey(),
+    flagId: uuid().notNull().references(() => featureFlags.id, { onDelete: 'cascade' }),
+    name: text().notNull(),
+    description: text(),
+    status: text().$type<RolloutScheduleStatus>().notNull().default('draft'),
+    ownerId: uuid().references(() => users.id, { onDelete: 'set null' }),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('rollout_schedules_flag_idx').on(t.flagId, t.createdAt),
+    index('rollout_schedules_status_idx').on(t.status),
+    index('rollout_schedules_owner_id_idx').on(t.ownerId),
+    uniqueIndex('rollout_schedules_one_active_per_flag').on(t.flagId).where(sql`status = 'active'`),
+  ],
+);
+
+/**
+ * Stages run in `sequence` order; `scheduled_at` null means the stage waits for a manual advance. A stage with
+ * `applied_at` set has changed the flag and is history: it is never edited again.
+ */
+export const rolloutStages = pgTable(
+  'rollout_stages',
+  {
+    id: uuid().primaryKey(),
+    scheduleId: uuid().notNull().references(() => rolloutSchedules.id, { onDelete: 'cascade' }),
+    sequence: integer().notNull(),
+    percentage: integer().notNull(),
+    scheduledAt: timestamp({ withTimezone: true }),
+    appliedAt: timestamp({ withTimezone: true }),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('rollout_stages_schedule_sequence_key').on(t.scheduleId, t.sequence)],
+);
+
+export type RolloutScheduleRow = typeof rolloutSchedules.$inferSelect;
+export type RolloutStageRow = typeof rolloutStages.$inferSelect;

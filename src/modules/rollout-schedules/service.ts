@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Executor } from '../../db/client.js';
+import type { RolloutScheduleRow, RolloutStageRow } from '../../db/schema/rollout.js';
+import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
+import type { Clock } from '../../platform/clock.js';
+import { Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
+import { FLAG_NOT_FOUND, type FlagsService } from '../feature-flags/service.js';
+import { firstOutOfOrder, isOpen, TRANSITIONS, transitionRefused, type ScheduleAction } from './lifecycle.js';
+import {
+  MAX_STAGES,
+  type ScheduleCreate,
+  type ScheduleListQuery,
+  type ScheduleUpdate,
+  type ScheduleView,
+  type StageInput,
+  type StageUpdate,
+} from './schemas.js';
+import * as store from './store.js';
+
+export const SCHEDULE_NOT_FOUND = 'Rollout schedule not found';
+export const STAGE_NOT_FOUND = 'Rollout stage not found';
+export const SCHEDULE_CLOSED = 'A completed or cancelled schedule cannot be changed.';
+export const STAGE_APPLIED = 'This stage has already been applied and cannot be changed.';
+export const LAST_PENDING_STAGE = 'An active or paused schedule keeps at least one pending stage. Cancel the schedule instead.';
+export const NO_PENDING_STAGE = 'A schedule needs at least one pending stage to be activated.';
+export const ANOTHER_ACTIVE = 'Another rollout schedule of this flag is active. Pause or cancel it first.';
+export const ACTIVE_CANNOT_DELETE = 'An active schedule cannot be deleted. Pause or cancel it first.';
+export const ADVANCE_NEEDS_ACTIVE = 'Only stages of an active schedule can be advanced.';
+export const NOT_NEXT_STAGE = 'Only the next pending stage can be advanced.';
+export const STAGE_CHANGED = 'The stage changed while it was being applied. Try again.';
+export const TOO_MANY_STAGES = `A schedule has at most ${MAX_STAGES} stages`;
+export const TIME_IN_PAST = 'scheduled_at must be in the future';
+export const TIMES_OUT_OF_ORDER = 'Stage times must not go backwards: a stage cannot be scheduled before an earlier stage';
+
+const ENTITY = 'rollout_schedule';
+
+interface Loaded {
+  row: RolloutScheduleRow;
+  stages: RolloutStageRow[];
+}
+
+export function toScheduleView({ row, stages }: Loaded): ScheduleView {
+  return {
+    id: row.id,
+    flag_id: row.flagId,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    owner_id: row.ownerId,
+    stages: stages.map((s, i) => ({
+      id: s.id,
+      position: i + 1,
+      percentage: s.percentage,
+      scheduled_at: s.scheduledAt?.toISOString() ?? null,
+      status: s.appliedAt ? 'applied' : 'pending',
+      applied_at: s.appliedAt?.toISOString() ?? null,
+    })),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+const stageSnapshot = (s: Pick<RolloutStageRow, 'percentage' | 'scheduledAt'>) => ({
+  percentage: s.percentage,
+  scheduled_at: s.scheduledAt?.toISOString() ?? null,
+});
+const pendingOf = (stages: RolloutStageRow[]) => stages.filter((s) => !s.appliedAt);
+const parseTime = (value: string | null | undefined): Date | null => (value == null ? null : new Date(value));
+
+function sqlCode(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e.code ?? e.cause?.code;
+}
+
+function invalidTime(loc: Loc, msg: string): Unprocessable {
+  return new Unprocessable({ type: 'value_error', loc, msg });
+}
+
+/**
+ * Checks the pending stages as they would be after a write. `loc` marks the stages being written: only their times
+ * must lie in the future (an untouched stage whose time has passed is simply due), and an order violation is
+ * reported at the written stage that causes it.
+ */
+function assertStageTimes(stages: Array<{ at: Date | null; loc?: Loc }>, now: Date): void {
+  for (const s of stages) if (s.loc && s.at && s.at.getTime() <= now.getTime()) throw invalidTime(s.loc, TIME_IN_PAST);
+  const i = firstOutOfOrder(stages.map((s) => s.at));
+  if (i >= 0) throw invalidTime((stages[i].loc ?? stages.find((s) => s.loc)?.loc)!, TIMES_OUT_OF_ORDER);
+}
+
+export interface RolloutSchedulesDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  flags: Pick<FlagsService, 'getFlag' | 'setRollout'>;
+}
+
+export type RolloutSchedulesService = ReturnType<typeof createRolloutSchedulesService>;
+
+export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
+  const { db, audit, clock, flags } = deps;
+
+  async function load(exec: Executor, id: string, lock = false): Promise<Loaded> {
+    const row = lock ? await store.lockSchedule(exec, id) : await store.findSchedule(exec, id);
+    if (!row) throw new NotFound(SCHEDULE_NOT_FOUND);
+    return { row, stages: await store.stagesOf(exec, [id]) };
+  }
+
+  async function stageById(exec: Executor, id: string): Promise<RolloutStageRow> {
+    const stage = await store.findStage(exec, id);
+    if (!stage) throw new NotFound(STAGE_NOT_FOUND);
+    return stage;
+  }
+
+  /** Locks the stage's schedule and finds the stage again under the lock (it may have gone meanwhile). */
+  async function lockStage(tx: Executor, stageId: string): Promise<Loaded & { stage: RolloutStageRow }> {
+    const { scheduleId } = await stageById(tx, stageId);
+    const loaded = await load(tx, scheduleId, true);
+    const stage = loaded.stages.find((s) => s.id === stageId);
+    if (!stage) throw new NotFound(STAGE_NOT_FOUND);
+    return { ...loaded, stage };
+  }
+
+  function assertOpen(row: RolloutScheduleRow): void {
+    if (!isOpen(row.status)) throw new Conflict(SCHEDULE_CLOSED);
+  }
+
+  async function touch(tx: Executor, id: string): Promise<Loaded> {
+    await store.updateSchedule(tx, id, { updatedAt: clock.now() });
+    return load(tx, id);
+  }
+
+  /**
+   * Applies one stage: the flag first, then the stage is marked under the schedule lock. The flag service writes in
+   * its own transaction, so if marking fails the stage stays pending and is applied again (setting the same
+   * percentage changes nothing). A concurrent edit of the stage between the two steps is reported, not hidden.
+   */
+  async function applyStage(actor: AuditActor, scheduleId: string, stageId: string, now: Date, automatic: boolean): Promise<ScheduleView> {
+    const { row, stages } = await load(db, scheduleId);
+    const stage = stages.find((s) => s.id === stageId);
+    if (!stage) throw new NotFound(STAGE_NOT_FOUND);
+    if (stage.appliedAt) throw new Conflict(STAGE_APPLIED);
+    if (row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
+    if (pendingOf(stages)[0]?.id !== stage.id) throw new Conflict(NOT_NEXT_STAGE);
+    await flags.setRollout(row.flagId, stage.percentage, actor, { rollout_schedule_id: row.id, rollout_stage_id: stage.id, automatic });
+    return db.transaction(async (tx) => {
+      const locked = await load(tx, scheduleId, true);
+      const current = locked.stages.find((s) => s.id === stageId);
+      if (current?.appliedAt) throw new Conflict(STAGE_APPLIED);
+      if (!current || current.percentage !== stage.percentage) throw new Conflict(STAGE_CHANGED);
+      await store.updateStage(tx, stageId, { appliedAt: now, updatedAt: clock.now() });
+      await audit.record(tx, actor, {
+        action: 'rollout_stage_advance', entityType: ENTITY, entityId: scheduleId,
+        details: { stage_id: stageId, flag_id: row.flagId, percentage: stage.percentage, automatic },
+      });
+      const finished = pendingOf(locked.stages).every((s) => s.id === stageId);
+      if (finished && locked.row.status === 'active') {
+        await store.updateSchedule(tx, scheduleId, { status: 'completed', updatedAt: clock.now() });
+        await audit.record(tx, actor, {
+          action: 'rollout_schedule_complete', entityType: ENTITY, entityId: scheduleId,
+          before: { status: 'active' }, after: { status: 'completed' },
+        });
+        return toScheduleView(await load(tx, scheduleId));
+      }
+      return toScheduleView(await touch(tx, scheduleId));
+    });
+  }
+
+  async function transition(actor: AuditActor, id: string, action: ScheduleAction): Promise<ScheduleView> {
+    try {
+      return await db.transaction(async (tx) => {
+        const loaded = await load(tx, id, true);
+        const next = TRANSITIONS[action][loaded.row.status];
+        if (!next) throw new Conflict(transitionRefused(loaded.row.status, action));
+        if (next === loaded.row.status) return toScheduleView(loaded);
+        if (next === 'active' && pendingOf(loaded.stages).length === 0) throw new Conflict(NO_PENDING_STAGE);
+        await store.updateSchedule(tx, id, { status: next, updatedAt: clock.now() });
+        await audit.record(tx, actor, {
+          action: `rollout_schedule_${action}`, entityType: ENTITY, entityId: id,
+          before: { status: loaded.row.status }, after: { status: next },
+        });
+        return toScheduleView(await load(tx, id));
+      });
+    } catch (error) {
+      // rollout_schedules_one_active_per_flag: two running schedules would overwrite each other's percentages.
+      if (sqlCode(error) === '23505') throw new Conflict(ANOTHER_ACTIVE);
+      throw error;
+    }
+  }
+
+  return {
+    async create(actor: AuditActor, body: ScheduleCreate): Promise<ScheduleView> {
+      await flags.getFlag(body.flag_id);
+      const now = clock.now();
+      const inputs = body.stages ?? [];
+      assertStageTimes(inputs.map((s, i) => ({ at: parseTime(s.scheduled_at), loc: ['body', 'stages', i, 'scheduled_at'] })), now);
+      try {
+        return await db.transaction(async (tx) => {
+          const row = await store.insertSchedule(tx, {
+            id: randomUUID(), flagId: body.flag_id, name: body.name, description: body.description ?? null,
+            status: 'draft', ownerId: actor.id, createdAt: now, updatedAt: now,
+          });
+          await store.insertStages(tx, inputs.map((s, i) => ({
+            id: randomUUID(), scheduleId: row.id, sequence: i + 1, percentage: s.percentage,
+            scheduledAt: parseTime(s.scheduled_at), createdAt: now, updatedAt: now,
+          })));
+          const loaded = await load(tx, row.id);
+          await audit.record(tx, actor, {
+            action: 'rollout_schedule_create', entityType: ENTITY, entityId: row.id,
+            after: { flag_id: row.flagId, name: row.name, description: row.description, status: row.status, stages: loaded.stages.map(stageSnapshot) },
+          });
+          return toScheduleView(loaded);
+        });
+      } catch (error) {
+        // The flag was deleted between the check and the insert.
+        if (sqlCode(error) === '23503') throw new NotFound(FLAG_NOT_FOUND);
+        throw error;
+      }
+    },
+
+    async list(query: ScheduleListQuery) {
+      const { rows, total } = await store.listSchedules(db, { flagId: query.flag_id, status: query.status }, query);
+      const stages = await store.stagesOf(db, rows.map((r) => r.id));
+      const items = rows.map((row) => toScheduleView({ row, stages: stages.filter((s) => s.scheduleId === row.id) }));
+      return { items, total, skip: query.skip, limit: query.limit };
+    },
+
+    get: async (id: string): Promise<ScheduleView> => toScheduleView(await load(db, id)),
+
+    async update(actor: AuditActor, id: string, body: ScheduleUpdate): Promise<ScheduleView> {
+      return db.transaction(async (tx) => {
+        const loaded = await load(tx, id, true);
+        assertOpen(loaded.row);
+        const before: Partial<Pick<RolloutScheduleRow, 'name' | 'description'>> = {};
+        const after: typeof before = {};
+        if (body.name !== undefined && body.name !== loaded.row.name) [before.name, after.name] = [loaded.row.name, body.name];
+        if (body.description !== undefined && body.description !== loaded.row.description) {
+          [before.description, after.description] = [loaded.row.description, body.description];
+        }
+        if (Object.keys(after).length === 0) return toScheduleView(loaded);
+        await store.updateSchedule(tx, id, { ...after, updatedAt: clock.now() });
+        await audit.record(tx, actor, { action: 'rollout_schedule_update', entityType: ENTITY, entityId: id, before, after });
+        return toScheduleView(await load(tx, id));
+      });
+    },
+
+    async delete(actor: AuditActor, id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const { row, stages } = await load(tx, id, true);
+        if (row.status === 'active') throw new Conflict(ACTIVE_CANNOT_DELETE);
+        await store.deleteSchedule(tx, id);
+        await audit.record(tx, actor, {
+          action: 'rollout_schedule_delete', entityType: ENTITY, entityId: id,
+          before: { flag_id: row.flagId, name: row.name, status: row.status, stages: stages.map(stageSnapshot) },
+        });
+      });
+    },
+
+    activate: (actor: AuditActor, id: string) => transition(actor, id, 'activate'),
+    pause: (actor: AuditActor, id: string) => transition(actor, id, 'pause'),
+    cancel: (actor: AuditActor, id: string) => transition(actor, id, 'cancel'),
+
+    async addStage(actor: AuditActor, scheduleId: string, body: StageInput): Promise<ScheduleView> {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const { row, stages } = await load(tx, scheduleId, true);
+        assertOpen(row);
+        if (stages.length >= MAX_STAGES) throw new Unprocessable({ type: 'value_error', loc: ['body'], msg: TOO_MANY_STAGES });
+        const at = parseTime(body.scheduled_at);
+        assertStageTimes([...pendingOf(stages).map((s) => ({ at: s.scheduledAt })), { at, loc: ['body', 'scheduled_at'] }], now);
+        const stageId = randomUUID();
+        await store.insertStages(tx, [{
+          id: stageId, scheduleId, sequence: (stages.at(-1)?.sequence ?? 0) + 1, percentage: body.percentage,
+          scheduledAt: at, createdAt: now, updatedAt: now,
+        }]);
+        await audit.record(tx, actor, {
+          action: 'rollout_stage_add', entityType: ENTITY, entityId: scheduleId,
+          after: stageSnapshot({ percentage: body.percentage, scheduledAt: at }), details: { stage_id: stageId },
+        });
+        return toScheduleView(await touch(tx, scheduleId));
+      });
+    },
+
+    async updateStage(actor: AuditActor, stageId: string, body: StageUpdate): Promise<ScheduleView> {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const { row, stages, stage } = await lockStage(tx, stageId);
+        assertOpen(row);
+        if (stage.appliedAt) throw new Conflict(STAGE_APPLIED);
+        const next = {
+          percentage: body.percentage ?? stage.percentage,
+          scheduledAt: body.scheduled_at === undefined ? stage.scheduledAt : parseTime(body.scheduled_at),
+        };
+        if (body.scheduled_at !== undefined) {
+          assertStageTimes(
+            pendingOf(stages).map((s) => (s.id === stageId ? { at: next.scheduledAt, loc: ['body', 'scheduled_at'] } : { at: s.scheduledAt })),
+            now,
+          );
+        }
+        if (next.percentage === stage.percentage && next.scheduledAt?.getTime() === stage.scheduledAt?.getTime()) {
+          return toScheduleView({ row, stages });
+        }
+        await store.updateStage(tx, stageId, { ...next, updatedAt: now });
+        await audit.record(tx, actor, {
+          action: 'rollout_stage_update', entityType: ENTITY, entityId: row.id,
+          before: stageSnapshot(stage), after: stageSnapshot(next), details: { stage_id: stageId },
+        });
+        return toScheduleView(await touch(tx, row.id));
+      });
+    },
+
+    async deleteStage(actor: AuditActor, stageId: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const { row, stages, stage } = await lockStage(tx, stageId);
+        assertOpen(row);
+        if (stage.appliedAt) throw new Conflict(STAGE_APPLIED);
+        if (row.status !== 'draft' && pendingOf(stages).length === 1) throw new Conflict(LAST_PENDING_STAGE);
+        await store.deleteStage(tx, stageId);
+        await audit.record(tx, actor, {
+          action: 'rollout_stage_delete', entityType: ENTITY, entityId: row.id,
+          before: stageSnapshot(stage), details: { stage_id: stageId },
+        });
+        await touch(tx, row.id);
+      });
+    },
+
+    /** Manual advance: applies this stage now, timed or not, when it is the next pending stage of an active schedule. */
+    async advanceStage(actor: AuditActor, stageId: string): Promise<ScheduleView> {
+      const stage = await stageById(db, stageId);
+      return applyStage(actor, stage.scheduleId, stageId, clock.now(), false);
+    },
+
+    /**
+     * Scheduler job: applies every stage whose time has come, in order, as the system actor (a schedule that fell
+     * behind catches up stage by stage, each with its own audit entries). A schedule changed concurrently by a user
+     * (paused, stage edited) is left for the next run; any other failure fails the run after the others are done.
+     */
+    async runDue(now: Date): Promise<void> {
+      const failed: string[] = [];
+      for (const id of await store.dueScheduleIds(db, now)) {
+        try {
+          for (;;) {
+            const { row, stages } = await load(db, id);
+            const next = pendingOf(stages)[0];
+            if (row.status !== 'active' || !next?.scheduledAt || next.scheduledAt.getTime() > now.getTime()) break;
+            await applyStage(SYSTEM_ACTOR, id, next.id, now, true);
+          }
+        } catch (error) {
+          if (!(error instanceof DomainError)) failed.push(id);
+        }
+      }
+      if (failed.length > 0) throw new Error(`Rollout stages could not be applied for schedules ${failed.join(', ')}`);
+    },
+
+    /** For safety rollback: pauses the flag's active schedule so no later stage raises the rollout again. */
+    async pauseActiveOfFlag(flagId: string, actor: AuditActor | null, details: Record<string, unknown>): Promise<string[]> {
+      return db.transaction(async (tx) => {
+        const rows = await store.lockActiveSchedulesOfFlag(tx, flagId);
+        for (const row of rows) {
+          await store.updateSchedule(tx, row.id, { status: 'paused', updatedAt: clock.now() });
+          await audit.record(tx, actor, {
+            action: 'rollout_schedule_pause', entityType: ENTITY, entityId: row.id,
+            before: { status: 'active' }, after: { status: 'paused' }, details,
+          });
+        }
+        return rows.map((r) => r.id);
+      });
+    },
+  };
+}

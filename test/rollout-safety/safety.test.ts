@@ -1,0 +1,380 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLAG_NOT_FOUND } from '../../src/modules/feature-flags/service.js';
+import { UNKNOWN_FLAG_KEY } from '../../src/modules/error-reports/service.js';
+import { fixedClock } from '../../src/platform/clock.js';
+import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+
+type Json = Record<string, any>;
+type Headers = Record<string, string>;
+const MINUTE = 60_000;
+const clock = fixedClock(new Date('2031-08-01T10:00:00.000Z'));
+const MISSING_ID = '00000000-0000-4000-8000-000000000000';
+const DEFAULT_SETTINGS = { auto_rollback_enabled: true, error_rate_threshold: 10, window_minutes: 5 };
+
+let t: TestApp;
+let admin: TestUser;
+let dev: TestUser;
+let analyst: TestUser;
+let viewer: TestUser;
+let root: TestUser;
+/** Keys by trust: an sdk:ruleset key of a DEVELOPER (counted), a plain key, an sdk:ruleset key of an ANALYST. */
+let trusted: Headers;
+let plain: Headers;
+let analystSdk: Headers;
+
+beforeAll(async () => {
+  // The clock moves hours during the file: tokens must outlive it.
+  t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
+  [admin, dev, analyst, viewer, root] = await Promise.all([
+    t.user({ role: 'ADMIN' }), t.user({ role: 'DEVELOPER' }), t.user({ role: 'ANALYST' }), t.user({ role: 'VIEWER' }), t.user({ superuser: true }),
+  ]);
+  [trusted, plain, analystSdk] = (await Promise.all([t.apiKey(dev, ['sdk:ruleset']), t.apiKey(dev), t.apiKey(analyst, ['sdk:ruleset'])])).map((k) => k.headers);
+});
+afterAll(() => t.close());
+
+function call(method: 'GET' | 'POST', url: string, headers: Headers | null, payload?: unknown) {
+  // A millisecond per call keeps audit entries in the order they were made.
+  clock.advance(1);
+  return t.inject({ method, url, ...(headers ? { headers } : {}), ...(payload === undefined ? {} : { payload: payload as Json }) });
+}
+async function tick(minutes: number): Promise<void> {
+  clock.advance(minutes * MINUTE);
+  await t.services.scheduler.runDue(clock.now());
+}
+
+async function createFlag(body: Json = {}): Promise<Json> {
+  const res = await call('POST', '/api/v1/feature-flags/', dev.headers, { key: t.unique('flag'), name: 'Flag', is_active: true, rollout_percentage: 50, ...body });
+  if (res.statusCode !== 201) throw new Error(`create flag: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
+const readFlag = async (id: string) => (await call('GET', `/api/v1/feature-flags/${id}`, viewer.headers)).json();
+const configUrl = (flagId: string) => `/api/v1/safety/feature-flags/${flagId}/config`;
+const checkUrl = (flagId: string) => `/api/v1/safety/feature-flags/${flagId}/check`;
+const rollbackUrl = (flagId: string, query = '') => `/api/v1/safety/feature-flags/${flagId}/rollback${query}`;
+const check = async (flagId: string) => (await call('GET', checkUrl(flagId), viewer.headers)).json();
+const configure = async (flagId: string, body: Json) => {
+  const res = await call('POST', configUrl(flagId), root.headers, body);
+  if (res.statusCode !== 200) throw new Error(`configure: ${res.statusCode} ${res.body}`);
+  return res.json();
+};
+
+async function reportErrors(headers: Headers, flagKey: string, count: number): Promise<void> {
+  const reports = Array.from({ length: count }, (_, i) => ({ error_type: 'TypeError', message: `boom ${i}`, feature_flag_key: flagKey }));
+  const res = await call('POST', '/api/v1/tracking/errors/batch', headers, { reports });
+  expect(res.json()).toMatchObject({ stored: count, failed: 0 });
+}
+
+async function auditOf(entityId: string): Promise<Array<{ action: string; actor_id: string | null; actor_username: string | null; details: Json | null }>> {
+  return t.database.session((exec) =>
+    exec('SELECT action, actor_id, actor_username, details FROM audit_logs WHERE entity_id = $1 ORDER BY created_at', [entityId]),
+  );
+}
+
+async function activeSchedule(flagId: string): Promise<Json> {
+  const created = await call('POST', '/api/v1/rollout-schedules/', dev.headers, { flag_id: flagId, name: 'Ramp', stages: [{ percentage: 100 }] });
+  const res = await call('POST', `/api/v1/rollout-schedules/${created.json().id}/activate`, dev.headers);
+  expect(res.json().status).toBe('active');
+  return res.json();
+}
+const scheduleStatus = async (id: string) => (await call('GET', `/api/v1/rollout-schedules/${id}`, viewer.headers)).json().status;
+
+describe('global settings', () => {
+  it('are readable by every role, with defaults until changed', async () => {
+    const res = await call('GET', '/api/v1/safety/settings', viewer.headers);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ ...DEFAULT_SETTINGS, updated_at: null });
+    expect((await call('GET', '/api/v1/safety/settings', null)).statusCode).toBe(401);
+  });
+
+  it('are changed by a superuser only; omitted fields keep their value; nulls and bad values are 422', async () => {
+    const res = await call('POST', '/api/v1/safety/settings', root.headers, { window_minutes: 15 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ ...DEFAULT_SETTINGS, window_minutes: 15, updated_at: clock.now().toISOString() });
+    const kept = await call('POST', '/api/v1/safety/settings', root.headers, { error_rate_threshold: 2.5 });
+    expect(kept.json()).toMatchObject({ window_minutes: 15, error_rate_threshold: 2.5, auto_rollback_enabled: true });
+
+    expect((await call('POST', '/api/v1/safety/settings', admin.headers, { window_minutes: 1 })).statusCode).toBe(403);
+    expect((await call('POST', '/api/v1/safety/settings', null, { window_minutes: 1 })).statusCode).toBe(401);
+    const cases: Array<[Json, Json]> = [
+      [{ auto_rollback_enabled: null }, { type: 'null_not_allowed', loc: ['body', 'auto_rollback_enabled'] }],
+      [{ window_minutes: 0 }, { type: 'greater_than_equal', loc: ['body', 'window_minutes'] }],
+      [{ error_rate_threshold: 0 }, { type: 'greater_than', loc: ['body', 'error_rate_threshold'] }],
+      [{ threshold: 1 }, { type: 'extra_forbidden', loc: ['body', 'threshold'] }],
+    ];
+    for (const [body, issue] of cases) {
+      const refused = await call('POST', '/api/v1/safety/settings', root.headers, body);
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json().detail[0]).toMatchObject(issue);
+    }
+    expect((await call('GET', '/api/v1/safety/settings', viewer.headers)).json()).toMatchObject({ window_minutes: 15, error_rate_threshold: 2.5 });
+    const entries = await t.database.session((exec) => exec<{ after: Json }>("SELECT after FROM audit_logs WHERE action = 'safety_settings_update' ORDER BY created_at"));
+    expect(entries.map((e) => e.after)).toEqual([{ window_minutes: 15 }, { error_rate_threshold: 2.5 }]);
+    await call('POST', '/api/v1/safety/settings', root.headers, DEFAULT_SETTINGS);
+  });
+});
+
+describe('per-flag config', () => {
+  it('shows the defaults while none is stored; a create takes the defaults for omitted fields', async () => {
+    const flag = await createFlag();
+    const empty = await call('GET', configUrl(flag.id), viewer.headers);
+    expect(empty.statusCode).toBe(200);
+    expect(empty.json()).toEqual({
+      flag_id: flag.id, enabled: false, metrics: {}, rollback_percentage: 0, last_rollback_at: null, created_at: null, updated_at: null,
+    });
+    const created = await call('POST', configUrl(flag.id), root.headers, { enabled: true });
+    expect(created.statusCode).toBe(200);
+    expect(created.json()).toEqual({
+      flag_id: flag.id, enabled: true, metrics: {}, rollback_percentage: 0, last_rollback_at: null,
+      created_at: clock.now().toISOString(), updated_at: clock.now().toISOString(),
+    });
+    expect((await call('GET', configUrl(flag.id), viewer.headers)).json()).toEqual(created.json());
+  });
+
+  it('keeps omitted fields on update and records each change', async () => {
+    const flag = await createFlag();
+    await configure(flag.id, { rollback_percentage: 20, metrics: { error_rate_threshold: 3 } });
+    const updated = await configure(flag.id, { enabled: true });
+    expect(updated).toMatchObject({ enabled: true, rollback_percentage: 20, metrics: { error_rate_threshold: 3 } });
+    const replaced = await configure(flag.id, { metrics: { window_minutes: 10 } });
+    expect(replaced).toMatchObject({ enabled: true, rollback_percentage: 20, metrics: { window_minutes: 10 } });
+    const entries = (await auditOf(flag.id)).filter((e) => e.action === 'safety_config_update');
+    expect(entries).toHaveLength(3);
+  });
+
+  it('refuses null for enabled, metrics and rollback_percentage, and other bad values, changing nothing', async () => {
+    const flag = await createFlag();
+    const stored = await configure(flag.id, { enabled: true, rollback_percentage: 10, metrics: { window_minutes: 3 } });
+    const cases: Array<[Json, Json]> = [
+      [{ enabled: null }, { type: 'null_not_allowed', loc: ['body', 'enabled'] }],
+      [{ metrics: null }, { type: 'null_not_allowed', loc: ['body', 'metrics'] }],
+      [{ rollback_percentage: null }, { type: 'null_not_allowed', loc: ['body', 'rollback_percentage'] }],
+      [{ rollback_percentage: 101 }, { type: 'less_than_equal', loc: ['body', 'rollback_percentage'] }],
+      [{ rollback_percentage: -1 }, { type: 'greater_than_equal', loc: ['body', 'rollback_percentage'] }],
+      [{ metrics: { latency: 1 } }, { type: 'extra_forbidden', loc: ['body', 'metrics', 'latency'] }],
+      [{ metrics: { window_minutes: 0 } }, { type: 'greater_than_equal', loc: ['body', 'metrics', 'window_minutes'] }],
+      [{ enabled: 'yes' }, { type: 'bool_parsing', loc: ['body', 'enabled'] }],
+      [{ owner: 'me' }, { type: 'extra_forbidden', loc: ['body', 'owner'] }],
+    ];
+    for (const [body, issue] of cases) {
+      const res = await call('POST', configUrl(flag.id), root.headers, body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(422);
+      expect(res.json().detail[0]).toMatchObject(issue);
+    }
+    expect((await call('GET', configUrl(flag.id), viewer.headers)).json()).toEqual(stored);
+  });
+
+  it('needs a superuser to change (an ADMIN gets 403), and knows unknown flags', async () => {
+    const flag = await createFlag();
+    for (const user of [admin, dev]) expect((await call('POST', configUrl(flag.id), user.headers, { enabled: true })).statusCode).toBe(403);
+    expect((await call('POST', configUrl(flag.id), null, { enabled: true })).statusCode).toBe(401);
+    expect((await call('GET', configUrl(flag.id), viewer.headers)).json().created_at).toBeNull();
+    const missing = await call('POST', configUrl(MISSING_ID), root.headers, {});
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: FLAG_NOT_FOUND });
+    expect((await call('GET', configUrl(MISSING_ID), viewer.headers)).statusCode).toBe(404);
+    expect((await call('GET', configUrl('abc'), viewer.headers)).json().detail[0]).toMatchObject({ type: 'uuid_parsing', loc: ['path', 'flag_id'] });
+    expect((await call('GET', configUrl(flag.id), null)).statusCode).toBe(401);
+  });
+});
+
+describe('error reports (tracking rule 7)', () => {
+  it('counts reports of an sdk:ruleset key whose owner can change flags; stores others with source client', async () => {
+    const flag = await createFlag();
+    const superKey = (await t.apiKey(root, ['sdk:ruleset'])).headers;
+    const body = { error_type: 'TypeError', message: 'x is undefined', feature_flag_key: flag.key, user_id: 'u1', request_data: { path: '/cart', source: 'sdk' } };
+    const counted = await call('POST', '/api/v1/tracking/errors', trusted, body);
+    expect(counted.statusCode).toBe(200);
+    expect(counted.json()).toEqual({
+      id: expect.any(String), error_type: 'TypeError', message: 'x is undefined', feature_flag_key: flag.key, feature_flag_id: flag.id,
+      user_id: 'u1', request_data: { path: '/cart', source: 'sdk' }, source: 'sdk', counted: true, created_at: clock.now().toISOString(),
+    });
+    expect((await call('POST', '/api/v1/tracking/errors', superKey, body)).json()).toMatchObject({ counted: true, source: 'sdk' });
+    for (const headers of [plain, analystSdk]) {
+      const res = await call('POST', '/api/v1/tracking/errors', headers, body);
+      // A client cannot claim to be trusted through request_data.source.
+      expect(res.json()).toMatchObject({ counted: false, source: 'client', request_data: { path: '/cart', source: 'client' } });
+    }
+    expect(await check(flag.id)).toMatchObject({ error_count: 2, uncounted_error_count: 2 });
+  });
+
+  it('stores reports without a flag, refuses unknown flags with 404, and validates the body', async () => {
+    const flag = await createFlag();
+    const free = await call('POST', '/api/v1/tracking/errors', trusted, { error_type: 'NetworkError' });
+    expect(free.json()).toMatchObject({ feature_flag_key: null, feature_flag_id: null, message: null, request_data: { source: 'sdk' } });
+    const unknown = await call('POST', '/api/v1/tracking/errors', trusted, { error_type: 'E', feature_flag_key: t.unique('none') });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ detail: UNKNOWN_FLAG_KEY });
+    expect((await call('POST', '/api/v1/tracking/errors', null, { error_type: 'E', feature_flag_key: flag.key })).statusCode).toBe(401);
+    expect((await call('POST', '/api/v1/tracking/errors', { 'x-api-key': 'uplk_wrong' }, { error_type: 'E' })).statusCode).toBe(401);
+    const cases: Array<[Json, Json]> = [
+      [{ feature_flag_key: flag.key }, { type: 'missing', loc: ['body', 'error_type'] }],
+      [{ error_type: '' }, { type: 'string_too_short', loc: ['body', 'error_type'] }],
+      [{ error_type: 'E', request_data: 'x' }, { type: 'dict_type', loc: ['body', 'request_data'] }],
+      [{ error_type: 'E', feature_flag_key: flag.key, stack: 'x' }, { type: 'extra_forbidden', loc: ['body', 'stack'] }],
+    ];
+    for (const [body, issue] of cases) {
+      const res = await call('POST', '/api/v1/tracking/errors', trusted, body);
+      expect(res.statusCode).toBe(422);
+      expect(res.json().detail[0]).toMatchObject(issue);
+    }
+    expect(await check(flag.id)).toMatchObject({ error_count: 0, uncounted_error_count: 0 });
+  });
+
+  it('stores a batch, listing reports that name unknown flags', async () => {
+    const flag = await createFlag();
+    const res = await call('POST', '/api/v1/tracking/errors/batch', plain, {
+      reports: [{ error_type: 'A', feature_flag_key: flag.key }, { error_type: 'B', feature_flag_key: t.unique('none') }, { error_type: 'C' }],
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      received: 3, stored: 2, failed: 1, counted: false,
+      results: [{ index: 0, success: true, id: expect.any(String) }, { index: 1, success: false, error: UNKNOWN_FLAG_KEY }, { index: 2, success: true, id: expect.any(String) }],
+      errors: [{ index: 1, error: UNKNOWN_FLAG_KEY }],
+    });
+    expect(await check(flag.id)).toMatchObject({ error_count: 0, uncounted_error_count: 1 });
+    expect((await call('POST', '/api/v1/tracking/errors/batch', trusted, { reports: [] })).json().detail[0]).toMatchObject({ type: 'too_short', loc: ['body', 'reports'] });
+    const tooMany = Array.from({ length: 1001 }, () => ({ error_type: 'E', feature_flag_key: flag.key }));
+    expect((await call('POST', '/api/v1/tracking/errors/batch', trusted, { reports: tooMany })).json().detail[0]).toMatchObject({ type: 'too_long' });
+    expect((await call('POST', '/api/v1/tracking/errors/batch', null, { reports: [{ error_type: 'E' }] })).statusCode).toBe(401);
+    expect(await check(flag.id)).toMatchObject({ error_count: 0, uncounted_error_count: 1 });
+  });
+});
+
+describe('check', () => {
+  it('computes counted errors per minute over the window against the threshold, and forgets old reports', async () => {
+    const flag = await createFlag();
+    await configure(flag.id, { enabled: true, metrics: { error_rate_threshold: 2, window_minutes: 4 }, rollback_percentage: 10 });
+    await reportErrors(trusted, flag.key, 9);
+    await reportErrors(plain, flag.key, 30);
+    const res = await call('GET', checkUrl(flag.id), analyst.headers);
+    expect(res.statusCode).toBe(200);
+    const now = clock.now();
+    expect(res.json()).toEqual({
+      flag_id: flag.id, flag_key: flag.key, enabled: true, auto_rollback_enabled: true, window_minutes: 4,
+      window_start: new Date(now.getTime() - 4 * MINUTE).toISOString(), error_count: 9, uncounted_error_count: 30, error_rate: 2.25,
+      error_rate_threshold: 2, threshold_exceeded: true, would_roll_back: true, rollback_percentage: 10, last_rollback_at: null,
+      checked_at: now.toISOString(),
+    });
+    clock.advance(4 * MINUTE);
+    expect(await check(flag.id)).toMatchObject({ error_count: 0, uncounted_error_count: 0, error_rate: 0, threshold_exceeded: false });
+  });
+
+  it('uses the global threshold and window unless the flag overrides them; a flag without config is not monitored', async () => {
+    const flag = await createFlag();
+    await reportErrors(trusted, flag.key, 51);
+    expect(await check(flag.id)).toMatchObject({
+      enabled: false, window_minutes: 5, error_rate_threshold: 10, error_count: 51, error_rate: 10.2, threshold_exceeded: true, would_roll_back: false,
+    });
+    expect((await call('GET', checkUrl(MISSING_ID), viewer.headers)).statusCode).toBe(404);
+    expect((await call('GET', checkUrl('nope'), viewer.headers)).statusCode).toBe(422);
+    expect((await call('GET', checkUrl(flag.id), null)).statusCode).toBe(401);
+  });
+});
+
+describe('rollback', () => {
+  it('to 0 turns the flag off for all users, pauses its active schedule, and records it', async () => {
+    const flag = await createFlag();
+    const schedule = await activeSchedule(flag.id);
+    const res = await call('POST', rollbackUrl(flag.id, '?percentage=0&reason=checkout%20errors'), root.headers);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      flag_id: flag.id, flag_key: flag.key, percentage: 0, reason: 'checkout errors', automatic: false, is_active: false,
+      rollout_percentage: 0, paused_schedule_ids: [schedule.id], rolled_back_at: clock.now().toISOString(),
+    });
+    expect(await readFlag(flag.id)).toMatchObject({ is_active: false, status: 'inactive', rollout_percentage: 0 });
+    expect(await scheduleStatus(schedule.id)).toBe('paused');
+    const entry = (await auditOf(flag.id)).find((e) => e.action === 'safety_rollback');
+    expect(entry).toMatchObject({ actor_id: root.id, details: { percentage: 0, reason: 'checkout errors', automatic: false, paused_schedule_ids: [schedule.id] } });
+    expect((await auditOf(schedule.id)).at(-1)).toMatchObject({ action: 'rollout_schedule_pause', actor_id: root.id });
+  });
+
+  it('to a percentage sets the rollout and keeps the flag on; without one it uses the configured rollback_percentage', async () => {
+    const flag = await createFlag();
+    expect((await call('POST', rollbackUrl(flag.id, '?percentage=30'), root.headers)).json()).toMatchObject({ is_active: true, rollout_percentage: 30, reason: null });
+    await configure(flag.id, { rollback_percentage: 5 });
+    expect((await call('POST', rollbackUrl(flag.id), root.headers)).json()).toMatchObject({ percentage: 5, rollout_percentage: 5, is_active: true });
+    expect(await readFlag(flag.id)).toMatchObject({ is_active: true, rollout_percentage: 5 });
+  });
+
+  it('needs a superuser, a percentage from 0 to 100 and a known flag; a refusal changes nothing', async () => {
+    const flag = await createFlag();
+    for (const query of ['?percentage=101', '?percentage=-1', '?percentage=abc', '?percentage=12.5']) {
+      const res = await call('POST', rollbackUrl(flag.id, query), root.headers);
+      expect(res.statusCode, query).toBe(422);
+      expect(res.json().detail[0].loc).toEqual(['query', 'percentage']);
+    }
+    for (const user of [admin, dev]) expect((await call('POST', rollbackUrl(flag.id, '?percentage=0'), user.headers)).statusCode).toBe(403);
+    expect((await call('POST', rollbackUrl(flag.id, '?percentage=0'), null)).statusCode).toBe(401);
+    const missing = await call('POST', rollbackUrl(MISSING_ID, '?percentage=0'), root.headers);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: FLAG_NOT_FOUND });
+    expect(await readFlag(flag.id)).toMatchObject({ is_active: true, rollout_percentage: 50 });
+    expect((await auditOf(flag.id)).map((e) => e.action)).not.toContain('safety_rollback');
+  });
+});
+
+describe('automatic rollback', () => {
+  it('rolls a monitored flag back once when counted errors cross its threshold, as the system', async () => {
+    const flag = await createFlag();
+    const schedule = await activeSchedule(flag.id);
+    await configure(flag.id, { enabled: true, metrics: { error_rate_threshold: 1, window_minutes: 5 }, rollback_percentage: 0 });
+    await reportErrors(trusted, flag.key, 5);
+    await tick(1);
+    expect(await readFlag(flag.id)).toMatchObject({ is_active: true, rollout_percentage: 50 });
+    await reportErrors(trusted, flag.key, 1);
+    await tick(1);
+    const rolledBackAt = clock.now().toISOString();
+    expect(await readFlag(flag.id)).toMatchObject({ is_active: false, rollout_percentage: 0 });
+    expect(await scheduleStatus(schedule.id)).toBe('paused');
+    const rollbacks = (await auditOf(flag.id)).filter((e) => e.action === 'safety_rollback');
+    expect(rollbacks).toEqual([expect.objectContaining({ actor_id: null, actor_username: 'system', details: expect.objectContaining({ automatic: true, error_rate: 1.2 }) })]);
+    expect((await check(flag.id)).last_rollback_at).toBe(rolledBackAt);
+
+    // The errors that caused it are behind the new window: turning the flag on again is not undone.
+    await call('POST', `/api/v1/feature-flags/${flag.id}/activate`, dev.headers);
+    await tick(1);
+    expect((await readFlag(flag.id)).is_active).toBe(true);
+    expect((await auditOf(flag.id)).filter((e) => e.action === 'safety_rollback')).toHaveLength(1);
+  });
+
+  it('ignores uncounted reports, disabled configs, and everything while automatic rollback is off', async () => {
+    const [noisy, unmonitored, paused] = [await createFlag(), await createFlag(), await createFlag()];
+    await configure(noisy.id, { enabled: true, metrics: { error_rate_threshold: 1 } });
+    await configure(unmonitored.id, { enabled: false, metrics: { error_rate_threshold: 1 } });
+    await configure(paused.id, { enabled: true, metrics: { error_rate_threshold: 1 } });
+    await reportErrors(plain, noisy.key, 50);
+    await reportErrors(analystSdk, noisy.key, 50);
+    await reportErrors(trusted, unmonitored.key, 50);
+    await call('POST', '/api/v1/safety/settings', root.headers, { auto_rollback_enabled: false });
+    await reportErrors(trusted, paused.key, 50);
+    expect(await check(paused.id)).toMatchObject({ threshold_exceeded: true, would_roll_back: false, auto_rollback_enabled: false });
+    await tick(1);
+    for (const flag of [noisy, unmonitored, paused]) expect(await readFlag(flag.id)).toMatchObject({ is_active: true, rollout_percentage: 50 });
+    await call('POST', '/api/v1/safety/settings', root.headers, { auto_rollback_enabled: true });
+    await tick(1);
+    expect(await readFlag(paused.id)).toMatchObject({ is_active: false });
+    expect(await readFlag(noisy.id)).toMatchObject({ is_active: true });
+  });
+});
+
+describe('metrics summary', () => {
+  it('reports counted error_rate and uncounted_error_count over the window, with the flags', async () => {
+    // A day later: the one-minute window holds only this test's reports.
+    clock.advance(24 * 60 * MINUTE);
+    const flag = await createFlag();
+    await reportErrors(trusted, flag.key, 6);
+    await reportErrors(plain, flag.key, 4);
+    await call('POST', '/api/v1/tracking/errors', trusted, { error_type: 'E' });
+    const res = await call('GET', '/api/v1/metrics/summary?window_minutes=2', viewer.headers);
+    expect(res.statusCode).toBe(200);
+    const now = clock.now();
+    expect(res.json()).toEqual({
+      window_minutes: 2, window_start: new Date(now.getTime() - 2 * MINUTE).toISOString(), generated_at: now.toISOString(),
+      error_count: 7, error_rate: 3.5, uncounted_error_count: 4,
+      flags: [{ flag_id: flag.id, flag_key: flag.key, error_count: 6, error_rate: 3, uncounted_error_count: 4 }],
+    });
+    expect((await call('GET', '/api/v1/metrics/summary', viewer.headers)).json()).toMatchObject({ window_minutes: 5, error_count: 7 });
+    expect((await call('GET', '/api/v1/metrics/summary?window_minutes=0', viewer.headers)).json().detail[0]).toMatchObject({ loc: ['query', 'window_minutes'] });
+    expect((await call('GET', '/api/v1/metrics/summary', null)).statusCode).toBe(401);
+  });
+});
