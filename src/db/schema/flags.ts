@@ -1,0 +1,37 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, json, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { users } from './users.js';
+
+export const FLAG_STATUSES = ['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const;
+export type FlagStatus = (typeof FLAG_STATUSES)[number];
+
+/**
+ * Feature flags. `is_active` on the wire is `status = 'ACTIVE'`, so the two can never disagree. `targeting_rules` is
+ * `json` (kept as sent). `segment_ids` mirrors the segments the rules name (written with the rules), so "which flags
+ * use this segment" is an indexed lookup instead of a scan of every rule document.
+ */
+export const featureFlags = pgTable(
+  'feature_flags',
+  {
+    id: uuid().primaryKey(),
+    key: text().notNull(),
+    name: text().notNull(),
+    description: text(),
+    status: text().$type<FlagStatus>().notNull().default('INACTIVE'),
+    rolloutPercentage: integer().notNull().default(0),
+    targetingRules: json().$type<unknown>(),
+    segmentIds: text().array().notNull().default(sql`'{}'::text[]`),
+    defaultValue: boolean().notNull().default(false),
+    tags: jsonb().$type<string[] | null>(),
+    ownerId: uuid().references(() => users.id, { onDelete: 'set null' }),
+    createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('feature_flags_key_key').on(t.key),
+    index('feature_flags_created_at_idx').on(t.createdAt),
+    index('feature_flags_segment_ids_idx').using('gin', t.segmentIds),
+  ],
+);
+
+export type FeatureFlagRow = typeof featureFlags.$inferSelect;

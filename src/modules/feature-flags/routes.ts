@@ -1,0 +1,145 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorOf, apiKey, role, signedIn } from '../../platform/auth.js';
+import { beta } from '../../platform/openapi.js';
+import { errorResponses } from '../../platform/schemas.js';
+import { parseContextParam, QUERY_CONTEXT } from '../segments/targeting-context.js';
+import {
+  BulkToggleBody,
+  BulkToggleResult,
+  EvaluateBody,
+  EvaluateParams,
+  EvaluateQuery,
+  Evaluation,
+  FlagCreate,
+  FlagList,
+  FlagListQuery,
+  FlagParams,
+  FlagUpdate,
+  FlagView,
+  HistoryEntry,
+  HistoryQuery,
+  UserFlags,
+  UserFlagsParams,
+  UserFlagsQuery,
+} from './schemas.js';
+import type { FlagsService } from './service.js';
+
+const tags = ['feature-flags'];
+const editors = () => role('ADMIN', 'DEVELOPER');
+const STATUS_VERBS = [
+  ['activate', 'activate', 'Turn the flag on'],
+  ['enable', 'activate', 'Turn the flag on (same as activate)'],
+  ['deactivate', 'deactivate', 'Turn the flag off'],
+  ['disable', 'deactivate', 'Turn the flag off (same as deactivate)'],
+  ['toggle', 'toggle', 'Turn the flag on when off, off when on'],
+] as const;
+
+export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService }> = async (app, { flags }) => {
+  app.get('/', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'listFeatureFlags', summary: 'List flags, newest first, with the total number of matches',
+      querystring: FlagListQuery,
+      response: { 200: FlagList, ...errorResponses(401, 422) },
+    },
+  }, (req) => flags.list(req.query));
+
+  app.post('/', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'createFeatureFlag', summary: 'Create a flag (off unless is_active is true)',
+      body: FlagCreate,
+      response: { 201: FlagView, ...errorResponses(401, 403, 409, 422) },
+    },
+  }, async (req, reply) => reply.code(201).send(await flags.create(actorOf(req), req.body)));
+
+  app.post('/bulk-toggle', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'bulkToggleFeatureFlags', summary: 'Enable, disable or archive many flags; a result per flag',
+      body: BulkToggleBody,
+      response: { 200: BulkToggleResult, ...errorResponses(401, 403, 422) },
+    },
+  }, (req) => flags.bulkToggle(actorOf(req), req.body.ids, req.body.action));
+
+  app.get('/user/:user_id', {
+    config: { access: apiKey() },
+    schema: {
+      tags, operationId: 'evaluateFeatureFlagsForUser', summary: 'Every flag that is not archived, on or off for this user',
+      params: UserFlagsParams, querystring: UserFlagsQuery,
+      response: { 200: UserFlags, ...errorResponses(401, 422, 429) },
+    },
+  }, (req) => flags.flagsForUser(req.params.user_id, parseContextParam(req.query.context)));
+
+  app.get('/evaluate/:flag_key', {
+    config: { access: apiKey() },
+    schema: {
+      tags, operationId: 'evaluateFeatureFlag', summary: 'Evaluate one flag for a user (unknown key: reason not_found)',
+      params: EvaluateParams, querystring: EvaluateQuery,
+      response: { 200: Evaluation, ...errorResponses(401, 422, 429) },
+    },
+  }, (req) => flags.evaluate(req.params.flag_key, req.query.user_id, parseContextParam(req.query.context), QUERY_CONTEXT));
+
+  app.post('/evaluate/:flag_key', {
+    config: { access: apiKey() },
+    schema: {
+      tags, operationId: 'evaluateFeatureFlagWithBody', summary: 'Evaluate one flag for a user, context in the body',
+      params: EvaluateParams, body: EvaluateBody,
+      response: { 200: Evaluation, ...errorResponses(400, 401, 422, 429) },
+    },
+  }, (req) => flags.evaluate(req.params.flag_key, req.body.user_id, req.body.context, ['body', 'context']));
+
+  app.get('/:flag_id', {
+    config: { access: signedIn() },
+    schema: { tags, operationId: 'readFeatureFlag', params: FlagParams, response: { 200: FlagView, ...errorResponses(401, 404, 422) } },
+  }, (req) => flags.getFlag(req.params.flag_id));
+
+  app.put('/:flag_id', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'updateFeatureFlag', summary: 'Change the fields sent; omitted fields keep their values',
+      params: FlagParams, body: FlagUpdate,
+      response: { 200: FlagView, ...errorResponses(400, 401, 403, 404, 409, 422) },
+    },
+  }, (req) => flags.update(actorOf(req), req.params.flag_id, req.body));
+
+  app.delete('/:flag_id', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'deleteFeatureFlag', params: FlagParams,
+      response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 422) },
+    },
+  }, async (req, reply) => {
+    await flags.delete(actorOf(req), req.params.flag_id);
+    return reply.code(204).send(null);
+  });
+
+  for (const [verb, method, summary] of STATUS_VERBS) {
+    app.post(`/:flag_id/${verb}`, {
+      config: { access: editors() },
+      schema: {
+        tags, operationId: `${verb}FeatureFlag`, summary, params: FlagParams,
+        response: { 200: FlagView, ...errorResponses(400, 401, 403, 404, 422) },
+      },
+    }, (req) => flags[method](actorOf(req), req.params.flag_id));
+  }
+
+  app.post('/:flag_id/unarchive', {
+    config: { access: editors() },
+    schema: {
+      ...beta, tags, operationId: 'unarchiveFeatureFlag', summary: 'Bring an archived flag back, turned off',
+      params: FlagParams,
+      response: { 200: FlagView, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => flags.unarchive(actorOf(req), req.params.flag_id));
+
+  app.get('/:flag_id/history', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'readFeatureFlagHistory', summary: 'Audit entries of the flag, newest first (DEVELOPER and VIEWER see only their own)',
+      params: FlagParams, querystring: HistoryQuery,
+      response: { 200: Type.Array(HistoryEntry), ...errorResponses(401, 404, 422) },
+    },
+  }, (req) => flags.history(actorOf(req), req.params.flag_id, req.query));
+};

@@ -1,0 +1,323 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Executor } from '../../db/client.js';
+import type { FeatureFlagRow, FlagStatus } from '../../db/schema/flags.js';
+import type { AuditActor, AuditLog } from '../../platform/audit.js';
+import { listEntityHistory } from '../../platform/audit-read.js';
+import { hasRole, type Actor } from '../../platform/auth.js';
+import type { Bus } from '../../platform/bus.js';
+import type { Clock } from '../../platform/clock.js';
+import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
+import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
+import { SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
+import type { SegmentUser } from '../segments/schemas.js';
+import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
+import { createRulesetCache, evaluateFlags, loadRuleset } from './ruleset.js';
+import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
+import * as store from './store.js';
+
+export const FLAG_NOT_FOUND = 'Feature flag not found';
+export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
+export const ARCHIVED_CANNOT_TURN_ON = 'This flag is archived. Unarchive it before turning it on.';
+export const SEGMENT_NOT_USABLE = 'targeting rules: a segment they name does not exist, is inactive or archived, or has invalid rules';
+
+/** Announced after every flag write: compiled rulesets in every process drop what they hold. */
+export const FLAGS_CHANGED = 'flags.changed';
+/** Safety net for a lost cross-process invalidation; writes in this process invalidate at once. */
+const RULESET_MAX_AGE_MS = 30_000;
+
+type Transition = 'activate' | 'deactivate' | 'toggle' | 'archive' | 'unarchive';
+const REFUSED = 'refused' as const;
+
+/**
+ * Spec, "Feature flag status". Turning an archived flag on is refused with ARCHIVED_CANNOT_TURN_ON; turning it off
+ * leaves it archived; only unarchive leaves ARCHIVED (to INACTIVE, not on).
+ */
+const TRANSITIONS: Record<Transition, Record<FlagStatus, FlagStatus | typeof REFUSED>> = {
+  activate: { ACTIVE: 'ACTIVE', INACTIVE: 'ACTIVE', ARCHIVED: REFUSED },
+  deactivate: { ACTIVE: 'INACTIVE', INACTIVE: 'INACTIVE', ARCHIVED: 'ARCHIVED' },
+  toggle: { ACTIVE: 'INACTIVE', INACTIVE: 'ACTIVE', ARCHIVED: REFUSED },
+  archive: { ACTIVE: 'ARCHIVED', INACTIVE: 'ARCHIVED', ARCHIVED: 'ARCHIVED' },
+  unarchive: { ACTIVE: 'ACTIVE', INACTIVE: 'INACTIVE', ARCHIVED: 'INACTIVE' },
+};
+const BULK_TRANSITIONS: Record<BulkAction, Transition> = { enable: 'activate', disable: 'deactivate', archive: 'archive' };
+
+/** The stored fields a change may touch, with their names on the wire (audit entries use wire names). */
+const AUDITED_FIELDS = {
+  key: 'key',
+  name: 'name',
+  description: 'description',
+  status: 'status',
+  rolloutPercentage: 'rollout_percentage',
+  targetingRules: 'targeting_rules',
+  defaultValue: 'default_value',
+  tags: 'tags',
+} as const;
+type FlagValues = Partial<Pick<FeatureFlagRow, keyof typeof AUDITED_FIELDS | 'segmentIds'>>;
+
+export function toFlagView(row: FeatureFlagRow): FlagView {
+  return {
+    id: row.id,
+    key: row.key,
+    name: row.name,
+    description: row.description,
+    status: row.status.toLowerCase() as FlagView['status'],
+    is_active: row.status === 'ACTIVE',
+    rollout_percentage: row.rolloutPercentage,
+    targeting_rules: (row.targetingRules ?? null) as FlagView['targeting_rules'],
+    default_value: row.defaultValue,
+    tags: row.tags ?? null,
+    owner_id: row.ownerId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function snapshotOf(row: FeatureFlagRow): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(AUDITED_FIELDS).map(([field, wire]) => [wire, row[field as keyof typeof AUDITED_FIELDS]]));
+}
+
+function rulesError(msg: string): Unprocessable {
+  return new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg });
+}
+
+/** The unique index on key decides taken keys, so two concurrent creates cannot both pass a check. */
+function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e.code === '23505' || e.cause?.code === '23505';
+}
+
+export interface FlagsDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  bus: Bus;
+  segments: Pick<SegmentsService, 'unusableSegmentIds' | 'definitions' | 'memberOf'>;
+  /** Spec: deleting a flag keeps its tagged events, with feature_flag_id null (tracking owns the events). */
+  detachEvents(flagId: string): Promise<void>;
+}
+
+export type FlagsService = ReturnType<typeof createFlagsService>;
+
+export function createFlagsService(deps: FlagsDeps) {
+  const { db, audit, clock, segments } = deps;
+  const ruleset = createRulesetCache(
+    () => loadRuleset({ allFlags: () => store.allFlags(db), segmentDefinitions: segments.definitions }),
+    clock,
+    RULESET_MAX_AGE_MS,
+  );
+  deps.bus.subscribe(FLAGS_CHANGED, ruleset.invalidate);
+  deps.bus.subscribe(SEGMENTS_CHANGED, ruleset.invalidate);
+
+  async function changed(id: string): Promise<void> {
+    ruleset.invalidate();
+    await deps.bus.publish(FLAGS_CHANGED, id).catch(() => undefined);
+  }
+
+  /** Shape first (pure), then, inside the writing transaction, the segments named (share-locked until commit). */
+  async function checkedRules(tx: Executor, rules: unknown): Promise<FlagValues> {
+    const problem = validateRuleSet(rules);
+    if (problem) throw rulesError(problem);
+    const segmentIds = collectSegmentIds(rules);
+    if ((await segments.unusableSegmentIds(segmentIds, tx)).length > 0) throw rulesError(SEGMENT_NOT_USABLE);
+    return { targetingRules: rules, segmentIds };
+  }
+
+  /**
+   * One change to one flag under its row lock: `decide` returns the new values (or throws a refusal); fields that
+   * really change are written with one `feature_flag_update` entry in the same transaction. No publish here.
+   */
+  async function applyChange(
+    actor: AuditActor | null,
+    id: string,
+    decide: (current: FeatureFlagRow, tx: Executor) => Promise<FlagValues> | FlagValues,
+    details?: Record<string, unknown>,
+  ): Promise<FeatureFlagRow> {
+    try {
+      return await db.transaction(async (tx) => {
+        const current = await store.findFlagForUpdate(tx, id);
+        if (!current) throw new NotFound(FLAG_NOT_FOUND);
+        const values = await decide(current, tx);
+        const before: Record<string, unknown> = {};
+        const after: Record<string, unknown> = {};
+        for (const [field, wire] of Object.entries(AUDITED_FIELDS) as Array<[keyof typeof AUDITED_FIELDS, string]>) {
+          if (!(field in values) || JSON.stringify(values[field]) === JSON.stringify(current[field])) continue;
+          before[wire] = current[field];
+          after[wire] = values[field];
+        }
+        if (Object.keys(after).length === 0) return current;
+        const updated = await store.updateFlag(tx, id, { ...values, updatedAt: clock.now() });
+        await audit.record(tx, actor, { action: 'feature_flag_update', entityType: 'feature_flag', entityId: id, before, after, details });
+        return updated;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict(FLAG_KEY_TAKEN);
+      throw error;
+    }
+  }
+
+  function transitionTo(transition: Transition) {
+    return (current: FeatureFlagRow): FlagValues => {
+      const next = TRANSITIONS[transition][current.status];
+      if (next === REFUSED) throw new BadRequest(ARCHIVED_CANNOT_TURN_ON);
+      return { status: next };
+    };
+  }
+
+  async function transition(actor: AuditActor | null, id: string, t: Transition, details?: Record<string, unknown>): Promise<FlagView> {
+    const row = await applyChange(actor, id, transitionTo(t), details);
+    await changed(id);
+    return toFlagView(row);
+  }
+
+  return {
+    async list(query: FlagListQuery) {
+      const { rows, total } = await store.listFlags(db, query);
+      return { items: rows.map(toFlagView), total, skip: query.skip, limit: query.limit };
+    },
+
+    async getFlag(id: string): Promise<FlagView> {
+      const row = await store.findFlag(db, id);
+      if (!row) throw new NotFound(FLAG_NOT_FOUND);
+      return toFlagView(row);
+    },
+
+    async create(actor: AuditActor, body: FlagCreate): Promise<FlagView> {
+      const now = clock.now();
+      let row: FeatureFlagRow;
+      try {
+        row = await db.transaction(async (tx) => {
+          const rules = body.targeting_rules === undefined ? { targetingRules: null, segmentIds: [] } : await checkedRules(tx, body.targeting_rules);
+          const inserted = await store.insertFlag(tx, {
+            id: randomUUID(),
+            key: body.key,
+            name: body.name,
+            description: body.description ?? null,
+            status: body.is_active === true ? 'ACTIVE' : 'INACTIVE',
+            rolloutPercentage: body.rollout_percentage ?? 0,
+            ...rules,
+            defaultValue: false,
+            tags: body.tags ?? null,
+            ownerId: actor.id,
+            createdAt: now,
+            updatedAt: now,
+          });
+          await audit.record(tx, actor, { action: 'feature_flag_create', entityType: 'feature_flag', entityId: inserted.id, after: snapshotOf(inserted) });
+          return inserted;
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new Conflict(FLAG_KEY_TAKEN);
+        throw error;
+      }
+      await changed(row.id);
+      return toFlagView(row);
+    },
+
+    /** PUT: only the fields sent change; is_active true on an archived flag is refused, false leaves it archived. */
+    async update(actor: AuditActor, id: string, body: FlagUpdate): Promise<FlagView> {
+      const row = await applyChange(actor, id, async (current, tx) => {
+        const values: FlagValues = {};
+        if (body.is_active !== undefined) Object.assign(values, transitionTo(body.is_active ? 'activate' : 'deactivate')(current));
+        if (body.key !== undefined) values.key = body.key;
+        if (body.targeting_rules !== undefined) Object.assign(values, await checkedRules(tx, body.targeting_rules));
+        if (body.name !== undefined) values.name = body.name;
+        if (body.description !== undefined) values.description = body.description;
+        if (body.rollout_percentage !== undefined) values.rolloutPercentage = body.rollout_percentage;
+        if (body.default_value !== undefined) values.defaultValue = body.default_value;
+        if (body.tags !== undefined) values.tags = body.tags;
+        return values;
+      });
+      await changed(id);
+      return toFlagView(row);
+    },
+
+    async delete(actor: AuditActor, id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const current = await store.findFlagForUpdate(tx, id);
+        if (!current) throw new NotFound(FLAG_NOT_FOUND);
+        await store.deleteFlag(tx, id);
+        await audit.record(tx, actor, { action: 'feature_flag_delete', entityType: 'feature_flag', entityId: id, before: snapshotOf(current) });
+      });
+      await changed(id);
+      // After the commit: tracking answers on its own connection (embedded PGlite has one, held by the transaction).
+      await deps.detachEvents(id);
+    },
+
+    activate: (actor: AuditActor, id: string) => transition(actor, id, 'activate'),
+    deactivate: (actor: AuditActor, id: string) => transition(actor, id, 'deactivate'),
+    toggle: (actor: AuditActor, id: string) => transition(actor, id, 'toggle'),
+    unarchive: (actor: AuditActor, id: string) => transition(actor, id, 'unarchive'),
+
+    /** Each flag in its own transaction: one refusal or unknown id does not stop the others (spec). */
+    async bulkToggle(actor: AuditActor, ids: string[], action: BulkAction): Promise<BulkToggleResult> {
+      const results: BulkToggleResult['results'] = [];
+      for (const id of ids) {
+        try {
+          await applyChange(actor, id, transitionTo(BULK_TRANSITIONS[action]));
+          results.push({ id, success: true, error: null });
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          results.push({ id, success: false, error: String(error.detail) });
+        }
+      }
+      await changed(ids.join(','));
+      return { results };
+    },
+
+    /** Spec, audit access: ADMIN and ANALYST (and superusers) read every entry, others only their own. */
+    async history(actor: Actor, id: string, page: { skip: number; limit: number }): Promise<HistoryEntry[]> {
+      if (!(await store.findFlag(db, id))) throw new NotFound(FLAG_NOT_FOUND);
+      const onlyOwn = hasRole(actor, 'ADMIN', 'ANALYST') ? undefined : actor.id;
+      const rows = await listEntityHistory(db, 'feature_flag', id, onlyOwn, page);
+      return rows.map((r) => ({
+        id: r.id,
+        action: r.action,
+        actor_id: r.actorId,
+        actor_username: r.actorUsername,
+        before: r.before,
+        after: r.after,
+        details: r.details,
+        created_at: r.createdAt.toISOString(),
+      }));
+    },
+
+    /** For rollout schedules and safety: set the rollout (integer 0-100) with an audit entry naming the cause. */
+    async setRollout(flagId: string, percentage: number, actor: AuditActor | null, details?: Record<string, unknown>): Promise<FlagView> {
+      if (!Number.isInteger(percentage) || percentage < 0 || percentage > 100) throw new RangeError('rollout percentage must be an integer from 0 to 100');
+      const row = await applyChange(actor, flagId, () => ({ rolloutPercentage: percentage }), details);
+      await changed(flagId);
+      return toFlagView(row);
+    },
+
+    /** For safety rollback: turn the flag off for everyone (an archived flag stays archived). */
+    turnOff: (flagId: string, actor: AuditActor | null, details?: Record<string, unknown>) => transition(actor, flagId, 'deactivate', details),
+
+    /** `contextLoc` names where the context came from, for the 422 of the context limits. */
+    async evaluate(key: string, userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc): Promise<Evaluation> {
+      const ctx = context ?? {};
+      assertTargetingContext(ctx, contextLoc);
+      const snapshot = await ruleset.get();
+      const flag = snapshot.byKey.get(key);
+      if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
+      const [result] = await evaluateFlags(snapshot, [flag], userId, ctx, segments.memberOf);
+      return { flag_key: key, ...result };
+    },
+
+    /** Every flag that is not archived, as key to on/off for this user. */
+    async flagsForUser(userId: string, context: Record<string, unknown>): Promise<Record<string, boolean>> {
+      assertTargetingContext(context, QUERY_CONTEXT);
+      const snapshot = await ruleset.get();
+      const results = await evaluateFlags(snapshot, snapshot.live, userId, context, segments.memberOf);
+      const out: Record<string, boolean> = {};
+      snapshot.live.forEach((f, i) => (out[f.row.key] = results[i].enabled));
+      return out;
+    },
+
+    /** The compiled ruleset (SDK download); the same object until the next invalidation. */
+    snapshot: () => ruleset.get(),
+
+    /** For segments: every flag whose rules name the segment, status as on the wire. */
+    async flagsUsingSegment(segmentId: string, tx: Executor = db): Promise<SegmentUser[]> {
+      return (await store.flagsNamingSegment(tx, segmentId)).map((f) => ({ ...f, status: f.status.toLowerCase() }));
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { and, arrayContains, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { featureFlags, type FeatureFlagRow, type FlagStatus } from '../../db/schema/flags.js';
+
+export async function insertFlag(db: Executor, values: typeof featureFlags.$inferInsert): Promise<FeatureFlagRow> {
+  const [row] = await db.insert(featureFlags).values(values).returning();
+  return row;
+}
+
+export async function findFlag(db: Executor, id: string): Promise<FeatureFlagRow | undefined> {
+  const [row] = await db.select().from(featureFlags).where(eq(featureFlags.id, id));
+  return row;
+}
+
+/** Row lock: concurrent changes of one flag take turns, so each audit entry's "before" is what it replaced. */
+export async function findFlagForUpdate(db: Executor, id: string): Promise<FeatureFlagRow | undefined> {
+  const [row] = await db.select().from(featureFlags).where(eq(featureFlags.id, id)).for('update');
+  return row;
+}
+
+export async function updateFlag(db: Executor, id: string, values: Partial<typeof featureFlags.$inferInsert>): Promise<FeatureFlagRow> {
+  const [row] = await db.update(featureFlags).set(values).where(eq(featureFlags.id, id)).returning();
+  return row;
+}
+
+export async function deleteFlag(db: Executor, id: string): Promise<void> {
+  await db.delete(featureFlags).where(eq(featureFlags.id, id));
+}
+
+export async function listFlags(
+  db: Executor,
+  opts: { status?: FlagStatus; search?: string; skip: number; limit: number },
+): Promise<{ rows: FeatureFlagRow[]; total: number }> {
+  const filters: SQL[] = [];
+  if (opts.status) filters.push(eq(featureFlags.status, opts.status));
+  if (opts.search) {
+    const pattern = `%${opts.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    filters.push(or(ilike(featureFlags.name, pattern), ilike(featureFlags.key, pattern))!);
+  }
+  const where = filters.length ? and(...filters) : undefined;
+  const rows = await db
+    .select()
+    .from(featureFlags)
+    .where(where)
+    .orderBy(desc(featureFlags.createdAt), desc(featureFlags.id))
+    .offset(opts.skip)
+    .limit(opts.limit);
+  const [{ count }] = await db.select({ count: sql<number>`count(*)::int` }).from(featureFlags).where(where);
+  return { rows, total: count };
+}
+
+/** Every flag, for the compiled in-memory ruleset (one query per rebuild, none per evaluation). */
+export function allFlags(db: Executor): Promise<FeatureFlagRow[]> {
+  return db.select().from(featureFlags).orderBy(featureFlags.key);
+}
+
+/** Flags whose rules name the segment (GIN index on segment_ids). */
+export function flagsNamingSegment(db: Executor, segmentId: string) {
+  return db
+    .select({ id: featureFlags.id, key: featureFlags.key, name: featureFlags.name, status: featureFlags.status })
+    .from(featureFlags)
+    .where(arrayContains(featureFlags.segmentIds, [segmentId]))
+    .orderBy(featureFlags.key);
+}

@@ -1,0 +1,34 @@
+import { Type } from 'typebox';
+import { Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+
+export const SdkRuleset = Type.Object({
+  bucketing: Type.Object(
+    { name: Type.String(), version: Type.Integer() },
+    { description: 'The bucketing function (see the targeting README); a new version is a new mapping' },
+  ),
+  flags: Type.Array(
+    Type.Object({
+      id: Uuid(),
+      key: Type.String(),
+      status: StringEnum(['active', 'inactive', 'archived']),
+      is_active: Type.Boolean(),
+      rollout_percentage: Type.Integer(),
+      targeting_rules: Nullable(Type.Object({}, { additionalProperties: true })),
+      default_value: Type.Boolean(),
+    }),
+    { description: 'Every flag, ordered by key' },
+  ),
+  segments: Type.Array(
+    Type.Object({
+      id: Uuid(),
+      kind: StringEnum(['rules', 'id_list']),
+      status: StringEnum(['active', 'inactive', 'archived']),
+      rules: Type.Unknown({ description: 'null for id_list segments' }),
+      valid: Type.Boolean({ description: 'false: rules in an old format; flags naming it evaluate to enabled false, reason error' }),
+    }),
+    {
+      description:
+        'The segments the flags name. id_list members are not included (up to 1,000,000 per segment): evaluate flags naming one through /feature-flags/evaluate',
+    },
+  ),
+});

@@ -1,0 +1,133 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { actorOf, role, signedIn } from '../../platform/auth.js';
+import { beta } from '../../platform/openapi.js';
+import { errorResponses } from '../../platform/schemas.js';
+import {
+  BulkEvaluateBody,
+  BulkEvaluation,
+  MembersAddBody,
+  MembersAdded,
+  MembersRemoveBody,
+  MembersRemoved,
+  PreviewBody,
+  PreviewQuery,
+  PreviewResult,
+  SegmentCreate,
+  SegmentDetail,
+  SegmentEvaluateBody,
+  SegmentEvaluation,
+  SegmentListQuery,
+  SegmentParams,
+  SegmentUpdate,
+  SegmentUsage,
+  SegmentView,
+} from './schemas.js';
+import type { SegmentsService } from './service.js';
+
+const tags = ['segments'];
+const editors = () => role('ADMIN', 'DEVELOPER');
+
+export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsService }> = async (app, { segments }) => {
+  app.post('', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'createSegment', summary: 'Create a segment (rules, or an id list)',
+      body: SegmentCreate,
+      response: { 201: SegmentView, ...errorResponses(401, 403, 422) },
+    },
+  }, async (req, reply) => reply.code(201).send(await segments.create(actorOf(req), req.body)));
+
+  app.get('', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'listSegments', summary: 'List segments, newest first',
+      querystring: SegmentListQuery,
+      response: { 200: Type.Array(SegmentView), ...errorResponses(401, 422) },
+    },
+  }, (req) => segments.list(req.query));
+
+  app.post('/bulk-evaluate', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'bulkEvaluateSegments', summary: 'Membership of one user context in up to 50 segments',
+      body: BulkEvaluateBody,
+      response: { 200: BulkEvaluation, ...errorResponses(401, 422) },
+    },
+  }, (req) => segments.bulkEvaluate(req.body.segment_ids, req.body.user_context));
+
+  app.get('/:segment_id', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'readSegment', summary: 'A segment with member_count (null for rules segments)',
+      params: SegmentParams,
+      response: { 200: SegmentDetail, ...errorResponses(401, 404, 422) },
+    },
+  }, (req) => segments.get(req.params.segment_id));
+
+  app.put('/:segment_id', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'updateSegment', summary: 'Change name, description, rules or status (kind never changes)',
+      params: SegmentParams, body: SegmentUpdate,
+      response: { 200: SegmentView, ...errorResponses(401, 403, 404, 409, 422) },
+    },
+  }, (req) => segments.update(actorOf(req), req.params.segment_id, req.body));
+
+  app.delete('/:segment_id', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'archiveSegment', summary: 'Archive a segment (refused while flags or experiments use it)',
+      params: SegmentParams,
+      response: { 204: Type.Null({ description: 'Archived' }), ...errorResponses(401, 403, 404, 409, 422) },
+    },
+  }, async (req, reply) => {
+    await segments.archive(actorOf(req), req.params.segment_id);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/:segment_id/evaluate', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'evaluateSegment', summary: 'Whether a user context is a member, with the conditions it satisfied',
+      params: SegmentParams, body: SegmentEvaluateBody,
+      response: { 200: SegmentEvaluation, ...errorResponses(401, 404, 409, 422) },
+    },
+  }, (req) => segments.evaluate(req.params.segment_id, req.body.user_context));
+
+  app.get('/:segment_id/experiments', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'listSegmentUsage', summary: 'Experiments and feature flags whose rules name the segment',
+      params: SegmentParams,
+      response: { 200: SegmentUsage, ...errorResponses(401, 404, 422) },
+    },
+  }, (req) => segments.usage(req.params.segment_id));
+
+  app.post('/:segment_id/preview', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'previewSegment', summary: 'Estimated share of stored user contexts the rules match',
+      params: SegmentParams, querystring: PreviewQuery, body: PreviewBody,
+      response: { 200: PreviewResult, ...errorResponses(401, 404, 409, 422) },
+    },
+  }, (req) => segments.preview(req.params.segment_id, req.body?.rules, req.query.sample_size));
+
+  app.post('/:segment_id/members', {
+    config: { access: editors() },
+    schema: {
+      ...beta, tags, operationId: 'addSegmentMembers', summary: 'Add ids to an id_list segment (at most 1,000,000 per segment)',
+      params: SegmentParams, body: MembersAddBody,
+      response: { 200: MembersAdded, ...errorResponses(401, 403, 404, 409, 422) },
+    },
+  }, (req) => segments.addMembers(actorOf(req), req.params.segment_id, req.body.add));
+
+  app.post('/:segment_id/members/remove', {
+    config: { access: editors() },
+    schema: {
+      ...beta, tags, operationId: 'removeSegmentMembers', summary: 'Remove ids from an id_list segment',
+      params: SegmentParams, body: MembersRemoveBody,
+      response: { 200: MembersRemoved, ...errorResponses(401, 403, 404, 409, 422) },
+    },
+  }, (req) => segments.removeMembers(actorOf(req), req.params.segment_id, req.body.remove));
+};
