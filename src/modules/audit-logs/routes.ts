@@ -1,0 +1,125 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { actorOf, role, signedIn } from '../../platform/auth.js';
+import { errorResponses } from '../../platform/schemas.js';
+import {
+  AuditLogListQuery,
+  AuditLogPage,
+  AuditStats,
+  EntityParams,
+  PageQuery,
+  StatsQuery,
+  StreamHeaders,
+  StreamQuery,
+  UserParams,
+} from './schemas.js';
+import type { AuditLogsService } from './service.js';
+
+const tags = ['audit-logs'];
+/** A client this far behind is cut off; it reconnects with Last-Event-ID and resumes from the table. */
+const MAX_STREAM_BUFFER_BYTES = 1 << 20;
+const RECONNECT_HINT_MS = 5_000;
+
+export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsService; heartbeatSeconds: number }> = async (
+  app,
+  { auditLogs, heartbeatSeconds },
+) => {
+  const stopRelay = await auditLogs.startRelay((error) => app.log.error({ err: error }, 'sealing audit entries failed'));
+  const streams = new Set<ServerResponse>();
+  // Open streams never end by themselves; end them so the server can close.
+  app.addHook('preClose', async () => {
+    for (const stream of streams) stream.end();
+  });
+  app.addHook('onClose', async () => stopRelay());
+
+  app.get('/', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'listAuditLogs',
+      summary: 'Audit entries, newest first (ADMIN and ANALYST: all; DEVELOPER and VIEWER: their own)',
+      querystring: AuditLogListQuery,
+      response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
+    },
+  }, (req) => auditLogs.list(actorOf(req), req.query));
+
+  app.get('/entity/:entity_type/:entity_id', {
+    config: { access: role('ADMIN', 'ANALYST') },
+    schema: {
+      tags, operationId: 'getEntityAuditHistory', summary: "An entity's change history, newest first",
+      params: EntityParams, querystring: PageQuery,
+      response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
+    },
+  }, (req) => auditLogs.history(actorOf(req), req.params.entity_type, req.params.entity_id, req.query.skip, req.query.limit));
+
+  app.get('/user/:user_id', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'getUserAuditActivity',
+      summary: "An account's audit entries (ADMIN and ANALYST: anyone's; others: their own)",
+      params: UserParams, querystring: PageQuery,
+      response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
+    },
+  }, (req) => auditLogs.userActivity(actorOf(req), req.params.user_id, req.query.skip, req.query.limit));
+
+  app.get('/stats', {
+    config: { access: role('ADMIN', 'ANALYST') },
+    schema: {
+      tags, operationId: 'getAuditLogStats', summary: 'Counts by action, entity type, actor and day over a period',
+      querystring: StatsQuery,
+      response: { 200: AuditStats, ...errorResponses(401, 403, 422) },
+    },
+  }, (req) => auditLogs.stats(req.query.days));
+
+  app.get('/stream', {
+    config: { access: signedIn() },
+    schema: {
+      tags, operationId: 'streamAuditLogs',
+      summary: 'Server-sent events: each new audit entry the caller may read, after its transaction commits',
+      description:
+        'Each entry is one event whose `id` is its sequence and whose `data` is the entry as JSON. Comment lines ' +
+        'are heartbeats. Send `Last-Event-ID` (EventSource does on reconnect) to first receive the entries after that id.',
+      querystring: StreamQuery, headers: StreamHeaders,
+      response: {
+        200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        ...errorResponses(401, 403, 422),
+      },
+    },
+  }, (req, reply) => {
+    const actor = actorOf(req);
+    const lastEventId = req.headers['last-event-id'];
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+      'X-Request-ID': req.id,
+    });
+    res.write(`retry: ${RECONNECT_HINT_MS}\n: connected\n\n`);
+    streams.add(res);
+    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatSeconds * 1000);
+    const end = () => {
+      clearInterval(heartbeat);
+      close();
+      streams.delete(res);
+      if (!res.writableEnded) res.end();
+    };
+    const close = auditLogs.openStream(
+      actor,
+      { lastEventId: lastEventId === undefined ? undefined : Number(lastEventId), action: req.query.action, entityType: req.query.entity_type },
+      {
+        send: (sequence, entry) => {
+          if (res.writableEnded) return;
+          res.write(`id: ${sequence}\ndata: ${JSON.stringify(entry)}\n\n`);
+          if (res.writableLength > MAX_STREAM_BUFFER_BYTES) end();
+        },
+        fail: (error) => {
+          req.log.error({ err: error, request_id: req.id }, 'audit stream failed');
+          end();
+        },
+      },
+    );
+    req.raw.on('close', end);
+  });
+};

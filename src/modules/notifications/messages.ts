@@ -1,0 +1,51 @@
+/** Platform events users can be alerted about, and the text each one sends. */
+export const NOTIFICATION_KINDS = ['experiment_started', 'experiment_completed', 'srm_detected', 'flag_rolled_back'] as const;
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
+
+export interface NotificationPayloads {
+  experiment_started: { experiment_id: string; experiment_name: string };
+  experiment_completed: { experiment_id: string; experiment_name: string; recommendation?: string | null };
+  srm_detected: { experiment_id: string; experiment_name: string; p_value: number };
+  flag_rolled_back: { flag_id: string; flag_key: string; percentage: number; reason?: string | null };
+}
+
+export interface RenderedMessage {
+  subject: string;
+  text: string;
+}
+
+type Renderers = { [K in NotificationKind]: (payload: NotificationPayloads[K]) => RenderedMessage };
+
+const RENDERERS: Renderers = {
+  experiment_started: (p) => ({
+    subject: `Experiment started: ${p.experiment_name}`,
+    text: `The experiment "${p.experiment_name}" (${p.experiment_id}) has started.`,
+  }),
+  experiment_completed: (p) => ({
+    subject: `Experiment completed: ${p.experiment_name}`,
+    text:
+      `The experiment "${p.experiment_name}" (${p.experiment_id}) has completed.` +
+      (p.recommendation ? ` Recommendation: ${p.recommendation}.` : ''),
+  }),
+  srm_detected: (p) => ({
+    subject: `Sample ratio mismatch: ${p.experiment_name}`,
+    text:
+      `The experiment "${p.experiment_name}" (${p.experiment_id}) shows a sample ratio mismatch ` +
+      `(p = ${p.p_value.toPrecision(3)}). Its results are reported as INCONCLUSIVE until the cause is found.`,
+  }),
+  flag_rolled_back: (p) => ({
+    subject: `Feature flag rolled back: ${p.flag_key}`,
+    text:
+      `The feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.percentage}%.` +
+      (p.reason ? ` Reason: ${p.reason}` : ''),
+  }),
+};
+
+export function render<K extends NotificationKind>(kind: K, payload: NotificationPayloads[K]): RenderedMessage {
+  return (RENDERERS[kind] as (p: NotificationPayloads[K]) => RenderedMessage)(payload);
+}
+
+export const TEST_MESSAGE: RenderedMessage = {
+  subject: 'Uplift test notification',
+  text: 'This is a test notification from Uplift: this channel is set up correctly.',
+};

@@ -1,0 +1,7 @@
+import { asc, desc } from 'drizzle-orm';
+import type { Executor } from '../../db/client.js';
+import { workspaces, type WorkspaceRow } from '../../db/schema/platform.js';
+
+export function listWorkspaces(db: Executor): Promise<WorkspaceRow[]> {
+  return db.select().from(workspaces).orderBy(desc(workspaces.isDefault), asc(workspaces.name), asc(workspaces.id));
+}

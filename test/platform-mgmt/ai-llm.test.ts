@@ -1,0 +1,341 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UpliftApp } from '../../src/app.js';
+import { TEMPLATE_NOT_FOUND } from '../../src/modules/ai/service.js';
+import { interpretFromTemplate } from '../../src/modules/ai/interpretation.js';
+import { EFFECT_TOO_SMALL, RATE_REACHES_ONE } from '../../src/modules/ai/planning.js';
+import { NO_LLM_CONFIGURED, UNKNOWN_VARIANT } from '../../src/modules/llm-experiments/service.js';
+import { sampleSizeForEffect } from '../../src/stats/index.js';
+import { experiment } from '../helpers/fixtures.js';
+import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { startHttpServer, type ReceivedRequest } from './fakes.js';
+
+type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang' | 'judge';
+let mode: Mode = 'design';
+let llm: Awaited<ReturnType<typeof startHttpServer>>;
+let t: TestApp;
+/** The same database without a language model configured. */
+let plain: UpliftApp;
+let developer: TestUser;
+let viewer: TestUser;
+
+const reply = (content: string) => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content } }] } });
+
+/** A judge that scores by the answer: good 0.9, bad 0.2, vary-N N/10, `noscore` no JSON score, `fail` a 500. */
+function judge(request: ReceivedRequest) {
+  const { answer } = JSON.parse(JSON.parse(request.body).messages[1].content) as { answer: string };
+  if (answer.startsWith('fail')) return { status: 500, body: { error: 'overloaded' } };
+  if (answer.startsWith('noscore')) return reply('I would rather not give a number.');
+  if (answer.startsWith('vary-')) return reply(`{"score": ${Number(answer.slice(5)) / 10}, "reasoning": "ok"}`);
+  if (answer.startsWith('outofrange')) return reply('{"score": 7}');
+  return reply(`Here you go: \`\`\`json\n{"score": ${answer.startsWith('good') ? 0.9 : 0.2}, "reasoning": "fine"}\n\`\`\``);
+}
+
+function respond(request: ReceivedRequest) {
+  if (mode === 'judge') return judge(request);
+  if (mode === 'error') return { status: 500, body: { error: 'down' } };
+  if (mode === 'hang') return 'hang' as const;
+  if (mode === 'garbage') return reply('{"name": 42}');
+  if (mode === 'interpret') return reply('{"summary": "Too early to call.", "key_findings": ["No users yet."], "next_steps": ["Wait."]}');
+  return reply(
+    JSON.stringify({
+      name: 'One-page checkout',
+      hypothesis: 'If checkout fits on one page, more buyers finish, because nothing hides the next step.',
+      description: 'Collapse checkout into a single page.',
+      variants: [
+        { name: 'current_checkout', description: 'Today' },
+        { name: 'one_page', description: 'Single page' },
+      ],
+      rationale: ['Checkout drop-off is the largest leak.'],
+    }),
+  );
+}
+
+beforeAll(async () => {
+  llm = await startHttpServer(respond);
+  t = await testApp({ env: { LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test', LLM_MODEL: 'judge-model', LLM_TIMEOUT_SECONDS: '1' } });
+  plain = await t.spawn();
+  [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
+});
+afterAll(async () => {
+  await t.close();
+  await llm.close();
+});
+
+const get = (url: string, user?: TestUser) => t.inject({ method: 'GET', url, headers: user?.headers });
+const post = (url: string, user: TestUser | undefined, payload?: unknown, app = t.app) =>
+  app.inject({ method: 'POST', url, headers: user?.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const callsDuring = async <T>(fn: () => Promise<T>): Promise<{ result: T; calls: number }> => {
+  const before = llm.requests.length;
+  const result = await fn();
+  return { result, calls: llm.requests.length - before };
+};
+
+describe('AI templates and sample size', () => {
+  it('lists templates and gets one by id', async () => {
+    const list = await get('/api/v1/ai/templates', viewer);
+    expect(list.statusCode).toBe(200);
+    expect(list.json().map((x: { id: string }) => x.id)).toContain('checkout-conversion');
+    const one = await get('/api/v1/ai/templates/checkout-conversion', viewer);
+    expect(one.json()).toMatchObject({ id: 'checkout-conversion', experiment_type: 'a_b', default_baseline_conversion_rate: 0.03 });
+    const missing = await get('/api/v1/ai/templates/nothing-like-it', viewer);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: TEMPLATE_NOT_FOUND });
+    const bad = await get('/api/v1/ai/templates/Not_An_Id', viewer);
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().detail[0]).toMatchObject({ loc: ['path', 'template_id'], type: 'string_pattern_mismatch' });
+    expect((await get('/api/v1/ai/templates')).statusCode).toBe(401);
+  });
+
+  it('plans the sample size with the statistics engine', async () => {
+    const res = await get('/api/v1/ai/sample-size?baseline_conversion_rate=0.05&mde=0.1&daily_traffic=1000', viewer);
+    expect(res.statusCode).toBe(200);
+    const expected = sampleSizeForEffect(0.05, 0.1, 'relative', 0.05, 0.8).value!.n_per_variant;
+    expect(res.json()).toMatchObject({
+      required_sample_size_per_variant: expected,
+      total_sample_size: 2 * expected,
+      comparisons: 1,
+      alpha_per_comparison: 0.05,
+      estimated_days: Math.ceil(expected / 500),
+      generated_by: 'template',
+    });
+    expect(res.json().target_conversion_rate).toBeCloseTo(0.055, 12);
+    const corrected = await get('/api/v1/ai/sample-size?baseline_conversion_rate=0.05&mde=0.1&n_variants=3&correction_method=bonferroni', viewer);
+    expect(corrected.json()).toMatchObject({ comparisons: 2, alpha_per_comparison: 0.025, estimated_days: null });
+    expect(corrected.json().required_sample_size_per_variant).toBe(sampleSizeForEffect(0.05, 0.1, 'relative', 0.025, 0.8).value!.n_per_variant);
+  });
+
+  it('refuses impossible plans and bad parameters with 422', async () => {
+    const toOne = await get('/api/v1/ai/sample-size?baseline_conversion_rate=0.6&mde=0.9', viewer);
+    expect(toOne.statusCode).toBe(422);
+    expect(toOne.json().detail).toEqual([{ type: 'value_error', loc: ['query', 'mde'], msg: RATE_REACHES_ONE }]);
+    const tiny = await get('/api/v1/ai/sample-size?baseline_conversion_rate=0.5&mde=1e-12', viewer);
+    expect(tiny.json().detail).toEqual([{ type: 'value_error', loc: ['query', 'mde'], msg: EFFECT_TOO_SMALL }]);
+    const bad = await get('/api/v1/ai/sample-size?mde=1', viewer);
+    expect(bad.json().detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual(
+      expect.arrayContaining([
+        [['query', 'baseline_conversion_rate'], 'missing'],
+        [['query', 'mde'], 'less_than'],
+      ]),
+    );
+    expect((await get('/api/v1/ai/sample-size?baseline_conversion_rate=0.1')).statusCode).toBe(401);
+  });
+});
+
+describe('AI design', () => {
+  const goal = 'Increase checkout purchases on mobile';
+
+  it('answers from the matching template without a language model', async () => {
+    const res = await post('/api/v1/ai/design', viewer, { goal, daily_traffic: 2000 }, plain.app);
+    expect(res.statusCode).toBe(200);
+    const design = res.json();
+    expect(design).toMatchObject({ generated_by: 'template', template_id: 'checkout-conversion' });
+    expect(design.experiment).toMatchObject({ key: 'increase_checkout_purchases_on_mobile', experiment_type: 'a_b' });
+    expect(design.experiment.variants.map((v: { traffic_allocation: number }) => v.traffic_allocation)).toEqual([50, 50]);
+    expect(design.experiment.metrics.find((m: { is_primary: boolean }) => m.is_primary)).toMatchObject({ event_name: 'purchase', expected_effect: 0.1 });
+    expect(design.sample_size.required_sample_size_per_variant).toBe(sampleSizeForEffect(0.03, 0.1, 'relative', 0.05, 0.8).value!.n_per_variant);
+    const three = await post('/api/v1/ai/design', viewer, { goal: 'anything', template_id: 'generic-ab', n_variants: 3 }, plain.app);
+    const allocations = three.json().experiment.variants.map((v: { traffic_allocation: number }) => v.traffic_allocation);
+    expect(allocations).toEqual([33.34, 33.33, 33.33]);
+    expect(three.json().sample_size.alpha_per_comparison).toBeCloseTo(0.025, 12);
+  });
+
+  it('lets the language model word the design, keeping the numbers', async () => {
+    mode = 'design';
+    const { result, calls } = await callsDuring(() => post('/api/v1/ai/design', viewer, { goal }));
+    expect(calls).toBe(1);
+    const request = JSON.parse(llm.requests.at(-1)!.body);
+    expect(llm.requests.at(-1)!.url).toBe('/v1/chat/completions');
+    expect(llm.requests.at(-1)!.headers.authorization).toBe('Bearer sk-test');
+    expect(request.model).toBe('judge-model');
+    const design = result.json();
+    expect(design.generated_by).toBe('llm');
+    expect(design.experiment.name).toBe('One-page checkout');
+    expect(design.experiment.variants).toMatchObject([
+      { name: 'current_checkout', is_control: true, traffic_allocation: 50 },
+      { name: 'one_page', is_control: false, traffic_allocation: 50 },
+    ]);
+    expect(design.sample_size.required_sample_size_per_variant).toBe(sampleSizeForEffect(0.03, 0.1, 'relative', 0.05, 0.8).value!.n_per_variant);
+  });
+
+  it('falls back to the template on an unusable reply, a failing model (two tries) and a timeout', async () => {
+    for (const [failure, tries] of [['garbage', 1], ['error', 2], ['hang', 2]] as const) {
+      mode = failure;
+      const { result, calls } = await callsDuring(() => post('/api/v1/ai/design', viewer, { goal }));
+      expect(result.statusCode).toBe(200);
+      expect(result.json()).toMatchObject({ generated_by: 'template', template_id: 'checkout-conversion' });
+      expect(calls).toBe(tries);
+    }
+  });
+
+  it('refuses unknown templates, bad bodies and callers without a token', async () => {
+    const missing = await post('/api/v1/ai/design', viewer, { goal, template_id: 'nope' });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: TEMPLATE_NOT_FOUND });
+    const bad = await post('/api/v1/ai/design', viewer, { goal: 'x', extra: 1 });
+    expect(bad.json().detail.map((d: { loc: unknown[] }) => d.loc)).toEqual(expect.arrayContaining([['body', 'goal'], ['body', 'extra']]));
+    expect((await post('/api/v1/ai/design', undefined, { goal })).statusCode).toBe(401);
+  });
+});
+
+describe('AI interpret', () => {
+  it('reads a draft as having no results, without asking the model', async () => {
+    const draft = await experiment(t, developer, { start: false });
+    const { result, calls } = await callsDuring(() => post(`/api/v1/ai/interpret/${draft.id}`, viewer));
+    expect(result.statusCode).toBe(200);
+    expect(result.json()).toMatchObject({ experiment_id: draft.id, status: 'draft', generated_by: 'template', recommendation: null });
+    expect(result.json().summary).toContain('has not started');
+    expect(calls).toBe(0);
+  });
+
+  it("explains a running experiment's results, worded by the model when its reply is usable", async () => {
+    const running = await experiment(t, developer);
+    const results = (await get(`/api/v1/results/${running.id}`, viewer)).json();
+    const plainAnswer = await post(`/api/v1/ai/interpret/${running.id}`, viewer, undefined, plain.app);
+    expect(plainAnswer.statusCode).toBe(200);
+    expect(plainAnswer.json()).toMatchObject({ status: 'active', generated_by: 'template', recommendation: results.summary.recommendation });
+    expect(plainAnswer.json().key_findings).toEqual([expect.stringContaining('treatment over 0 users')]);
+    mode = 'interpret';
+    const worded = await post(`/api/v1/ai/interpret/${running.id}`, viewer);
+    expect(worded.json()).toMatchObject({
+      generated_by: 'llm',
+      recommendation: results.summary.recommendation,
+      summary: 'Too early to call.',
+      key_findings: ['No users yet.'],
+      next_steps: ['Wait.'],
+    });
+    mode = 'garbage';
+    expect((await post(`/api/v1/ai/interpret/${running.id}`, viewer)).json()).toEqual(plainAnswer.json());
+  });
+
+  it('refuses unknown experiments, malformed ids and callers without a token', async () => {
+    const missing = await post(`/api/v1/ai/interpret/${crypto.randomUUID()}`, viewer);
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json()).toEqual({ detail: 'Experiment not found' });
+    expect((await post('/api/v1/ai/interpret/not-a-uuid', viewer)).statusCode).toBe(422);
+    expect((await post(`/api/v1/ai/interpret/${crypto.randomUUID()}`, undefined)).statusCode).toBe(401);
+  });
+
+  it('states the facts of the results: winner, lifts, significance and a sample ratio mismatch', () => {
+    const facts = interpretFromTemplate(
+      {
+        id: 'e', name: 'Checkout', status: 'active', hypothesis: null,
+        variants: [{ id: 'c', name: 'control', is_control: true }, { id: 'b', name: 'one_page', is_control: false }],
+      },
+      {
+        summary: { recommendation: 'INCONCLUSIVE', recommendation_reason: 'Sample ratio mismatch (p < 0.001).', has_winner: true, winning_variant_id: 'b' },
+        srm: { warning: true, p_value: 0.0001 },
+        sample_size_adequate: false,
+        metrics: [{
+          metric_name: 'Purchase', is_primary: true,
+          variants: [
+            { variant_name: 'control', sample_size: 1000, mean: 0.1, p_value: null, is_significant: false },
+            { variant_name: 'one_page', sample_size: 1000, mean: 0.12, p_value: 0.02, adjusted_p_value: 0.02, is_significant: true },
+          ],
+        }],
+      },
+    );
+    expect(facts.recommendation).toBe('INCONCLUSIVE');
+    expect(facts.key_findings).toEqual(['Purchase (primary): one_page converts at 12% against 10% for control (+20% relative) over 1000 users, p = 0.020, significant.']);
+    expect(facts.caveats).toEqual([
+      'Sample ratio mismatch (p < 0.001): users were not split as configured, so the results cannot be trusted yet.',
+      'The sample is still smaller than the planned sample size.',
+    ]);
+  });
+});
+
+describe('AI rate limits', () => {
+  it('allows 10 designs and 10 interpretations (all experiments together) a minute per address', async () => {
+    const limited = await t.spawn({ RATE_LIMIT_ENABLED: 'true' });
+    const [a, b] = await Promise.all([experiment(t, developer, { start: false }), experiment(t, developer, { start: false })]);
+    for (let i = 0; i < 10; i++) {
+      expect((await post(`/api/v1/ai/interpret/${i % 2 ? a.id : b.id}`, viewer, undefined, limited.app)).statusCode).toBe(200);
+      expect((await post('/api/v1/ai/design', viewer, { goal: 'More sign-ups' }, limited.app)).statusCode).toBe(200);
+    }
+    const interpret = await post(`/api/v1/ai/interpret/${a.id}`, viewer, undefined, limited.app);
+    expect(interpret.statusCode).toBe(429);
+    expect(Number(interpret.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await post('/api/v1/ai/design', viewer, { goal: 'More sign-ups' }, limited.app)).statusCode).toBe(429);
+    const templates = await limited.app.inject({ method: 'GET', url: '/api/v1/ai/templates', headers: viewer.headers });
+    expect(templates.statusCode).toBe(200);
+  });
+});
+
+describe('LLM experiments', () => {
+  const outputs = (id: string, user: TestUser, items: Array<[string, string]>) =>
+    post(`/api/v1/llm-experiments/${id}/outputs`, user, { outputs: items.map(([variant_name, output]) => ({ variant_name, prompt: 'Q?', output })) });
+  const results = async (id: string) => {
+    const res = await get(`/api/v1/llm-experiments/${id}/results`, viewer);
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  };
+
+  it('stores outputs for known variants only', async () => {
+    const exp = await experiment(t, developer);
+    const stored = await outputs(exp.id, developer, [['control', 'good a'], ['treatment', 'good b']]);
+    expect(stored.statusCode).toBe(201);
+    expect(stored.json()).toEqual({ experiment_id: exp.id, stored: 2 });
+    const unknown = await outputs(exp.id, developer, [['control', 'x'], ['ghost', 'y']]);
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().detail).toEqual([{ type: 'value_error', loc: ['body', 'outputs', 1, 'variant_name'], msg: UNKNOWN_VARIANT }]);
+    expect((await results(exp.id)).variants.map((v: { n_outputs: number }) => v.n_outputs)).toEqual([1, 1]);
+    expect((await outputs(exp.id, viewer, [['control', 'x']])).statusCode).toBe(403);
+    expect((await outputs(crypto.randomUUID(), developer, [['control', 'x']])).statusCode).toBe(404);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/outputs`, developer, { outputs: [] })).statusCode).toBe(422);
+  });
+
+  it('judges outputs, storing no score for failed calls and replies without a score', async () => {
+    mode = 'judge';
+    const exp = await experiment(t, developer);
+    await outputs(exp.id, developer, [
+      ['control', 'good 1'], ['control', 'good 2'], ['control', 'noscore'],
+      ['treatment', 'bad 1'], ['treatment', 'bad 2'], ['treatment', 'fail'], ['treatment', 'outofrange'],
+    ]);
+    const { result, calls } = await callsDuring(() => post(`/api/v1/llm-experiments/${exp.id}/judge`, developer));
+    expect(result.statusCode).toBe(200);
+    expect(result.json()).toEqual({ experiment_id: exp.id, judged: 7, scored: 4, call_failed: 1, no_score: 2, remaining: 0 });
+    expect(calls).toBe(8);
+    const summary = await results(exp.id);
+    expect(summary).toMatchObject({ total_auto_eval: 4, total_auto_eval_unscored: 3 });
+    expect(summary.variants).toMatchObject([
+      { variant_name: 'control', is_control: true, n_outputs: 3, n_auto_eval: 2, n_auto_eval_unscored: 1, n_pending: 0 },
+      { variant_name: 'treatment', is_control: false, n_outputs: 4, n_auto_eval: 2, n_auto_eval_unscored: 2, n_pending: 0 },
+    ]);
+    expect(summary.variants[0].mean_auto_eval_score).toBeCloseTo(0.9, 12);
+    expect(summary.variants[1].mean_auto_eval_score).toBeCloseTo(0.2, 12);
+    // Neither variant's scores vary: no test statistic.
+    expect(summary.comparisons).toEqual([
+      { variant_name: 'treatment', control_variant_name: 'control', difference: expect.closeTo(-0.7, 12), p_value: null, effect_size: null },
+    ]);
+    const again = await post(`/api/v1/llm-experiments/${exp.id}/judge`, developer);
+    expect(again.json()).toMatchObject({ judged: 0, remaining: 0 });
+  });
+
+  it('compares variants whose scores vary', async () => {
+    mode = 'judge';
+    const exp = await experiment(t, developer);
+    await outputs(exp.id, developer, [
+      ['control', 'vary-2'], ['control', 'vary-4'], ['control', 'vary-3'],
+      ['treatment', 'vary-7'], ['treatment', 'vary-7'], ['treatment', 'vary-7'],
+    ]);
+    await post(`/api/v1/llm-experiments/${exp.id}/judge?limit=200&criteria=${encodeURIComponent('concise and correct')}`, developer);
+    const [comparison] = (await results(exp.id)).comparisons;
+    expect(comparison.difference).toBeCloseTo(0.4, 12);
+    expect(comparison.p_value).toBeGreaterThan(0);
+    expect(comparison.p_value).toBeLessThan(0.05);
+    expect(comparison.effect_size).toBeCloseTo(0.4 / Math.sqrt((2 * 0.01) / 4), 9);
+  });
+
+  it('refuses judging without a model, for VIEWER, for unknown experiments and bad limits', async () => {
+    const exp = await experiment(t, developer);
+    const noModel = await post(`/api/v1/llm-experiments/${exp.id}/judge`, developer, undefined, plain.app);
+    expect(noModel.statusCode).toBe(503);
+    expect(noModel.json()).toEqual({ detail: NO_LLM_CONFIGURED });
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge`, viewer)).statusCode).toBe(403);
+    expect((await post(`/api/v1/llm-experiments/${crypto.randomUUID()}/judge`, developer)).statusCode).toBe(404);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge?limit=0`, developer)).statusCode).toBe(422);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge`, undefined)).statusCode).toBe(401);
+    expect((await get(`/api/v1/llm-experiments/${crypto.randomUUID()}/results`, viewer)).statusCode).toBe(404);
+    expect((await get(`/api/v1/llm-experiments/${exp.id}/results`)).statusCode).toBe(401);
+    expect((await get('/api/v1/llm-experiments/nope/results', viewer)).statusCode).toBe(422);
+  });
+});
