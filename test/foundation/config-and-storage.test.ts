@@ -41,11 +41,12 @@ describe('configuration', () => {
 });
 
 describe('deployment profiles', () => {
-  it('core never registers full-only modules', () => {
+  it('core never registers full-only modules; each profile registers exactly its entries', () => {
     const core = modulesFor('core').map((m) => m.name);
     const fullOnly = MODULES.filter((m) => !m.profiles.includes('core')).map((m) => m.name);
+    expect(fullOnly.length).toBeGreaterThan(0);
     for (const name of fullOnly) expect(core).not.toContain(name);
-    expect(modulesFor('full').length).toBe(MODULES.length);
+    expect(modulesFor('full')).toEqual(MODULES.filter((m) => m.profiles.includes('full')));
   });
 });
 

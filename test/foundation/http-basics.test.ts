@@ -188,13 +188,16 @@ describe('documentation routes', () => {
       expect(ids.has(op.operationId)).toBe(false);
       ids.add(op.operationId);
       expect(Object.keys(op.responses ?? {}).length, `${method} ${path}`).toBeGreaterThan(0);
-      if (['post', 'put', 'patch'].includes(method) && !['/api/v1/auth/token'].includes(path)) {
-        expect(op.requestBody?.content?.['application/json']?.schema, `${method} ${path}`).toBeTruthy();
+      if (op.requestBody) {
+        const content = Object.values(op.requestBody.content ?? {}) as Array<{ schema?: unknown }>;
+        expect(content.length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const media of content) expect(media.schema, `${method} ${path}`).toBeTruthy();
       }
     }
     expect(doc.paths['/api/v1/users/me'].get.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/api/v1/auth/login'].post.security).toBeUndefined();
     expect(doc.paths['/api/v1/admin/users']).toBeDefined();
+    expect(doc.paths['/api/v1/users/'].post.requestBody.content['application/json'].schema).toBeTruthy();
   });
 
   it('serves Swagger UI and ReDoc from local assets, without a CDN', async () => {
@@ -211,5 +214,33 @@ describe('documentation routes', () => {
     const script = await t.inject({ method: 'GET', url: '/api/v1/redoc/redoc.standalone.js' });
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toContain('javascript');
+  });
+});
+
+describe('deployment profiles over HTTP', () => {
+  it('core answers 404 on every module route, 501 for split URL, and still serves core routes', async () => {
+    const core = await t.spawn({ DEPLOYMENT_PROFILE: 'core' });
+    const admin = await t.user({ superuser: true });
+    const moduleRoutes = [
+      '/api/v1/rbac/roles', '/api/v1/export/experiments', '/api/v1/export/reports/overview', '/api/v1/integrations',
+      '/api/v1/workspaces/', '/api/v1/compliance/reports/soc2', '/api/v1/compliance/export',
+    ];
+    for (const url of moduleRoutes) {
+      expect((await core.app.inject({ method: 'GET', url, headers: admin.headers })).statusCode, url).toBe(404);
+      expect((await t.inject({ method: 'GET', url, headers: admin.headers })).statusCode, url).not.toBe(404);
+    }
+    expect((await core.app.inject({ method: 'GET', url: '/api/v1/compliance/audit-events', headers: admin.headers })).statusCode).toBe(200);
+    const created = await core.app.inject({
+      method: 'POST', url: '/api/v1/experiments/', headers: admin.headers,
+      payload: {
+        name: 'Split', key: t.unique('split'), experiment_type: 'split_url',
+        variants: [{ name: 'control', is_control: true, traffic_allocation: 100 }], metrics: [{ name: 'm', event_name: 'e' }],
+      },
+    });
+    expect(created.statusCode).toBe(501);
+    const preview = await core.app.inject({
+      method: 'GET', url: '/api/v1/experiments/00000000-0000-4000-8000-000000000001/split-url/preview?user_id=u', headers: admin.headers,
+    });
+    expect(preview.statusCode).toBe(501);
   });
 });
