@@ -7,6 +7,7 @@ import {
 } from '../../src/modules/notifications/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 import { startHttpServer, startSmtpSink } from './fakes.js';
+import { experiment } from '../helpers/fixtures.js';
 
 let t: TestApp;
 let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
@@ -230,5 +231,24 @@ describe('notify', () => {
     expect(mail.data).toContain(`Subject: Sample ratio mismatch: ${name}`);
     expect(JSON.parse(chat.requests.find((r) => `${chat.url}${r.url}` === url)!.body).text).toContain(name);
     expect(smtp.messages.some((m) => m.to.includes(unsubscribed.email) || m.to.includes(inactive.email))).toBe(false);
+  });
+
+  it('alerts subscribers when an experiment starts and completes, and when a flag is rolled back', async () => {
+    const subscriber = await t.user({ role: 'ANALYST' });
+    const url = webhook('/lifecycle');
+    await put(subscriber, { chat_webhook_enabled: true, chat_webhook_url: url, events: ['experiment_started', 'experiment_completed', 'flag_rolled_back'] });
+    const e = await experiment(t, developer);
+    await t.inject({ method: 'POST', url: `/api/v1/experiments/${e.id}/complete`, headers: developer.headers });
+    const root = await t.user({ superuser: true });
+    const flag = await t.inject({ method: 'POST', url: '/api/v1/feature-flags/', headers: developer.headers, payload: { key: t.unique('flag'), name: 'Flag', is_active: true, rollout_percentage: 100 } });
+    expect(flag.statusCode).toBe(201);
+    const rollback = await t.inject({ method: 'POST', url: `/api/v1/safety/feature-flags/${flag.json().id}/rollback?percentage=0&reason=errors`, headers: root.headers });
+    expect(rollback.statusCode).toBe(200);
+    const texts = async () => chat.requests.filter((r) => `${chat.url}${r.url}` === url).map((r) => JSON.parse(r.body).text as string);
+    for (let i = 0; i < 100 && (await texts()).length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    const received = await texts();
+    expect(received).toHaveLength(3);
+    expect(received.filter((text) => text.includes(e.key) || text.includes('Experiment'))).toHaveLength(2);
+    expect(received.some((text) => text.includes(flag.json().key))).toBe(true);
   });
 });

@@ -82,6 +82,8 @@ export interface ExperimentsDeps {
    * Absent in core, where creating a split_url experiment is 501 and a configuration is stored as sent.
    */
   splitUrl: { normalise(value: unknown, loc: (string | number)[]): Record<string, unknown> } | undefined;
+  /** Alerts subscribers (notification preferences) after a start or completion has committed; never throws. */
+  announce?: (kind: 'experiment_started' | 'experiment_completed', payload: { experiment_id: string; experiment_name: string }) => void;
 }
 
 export type ExperimentsService = ReturnType<typeof createExperimentsService>;
@@ -346,12 +348,22 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     name: Transition,
     apply: (tx: Executor, row: ExperimentRow, to: ExperimentStatus) => Promise<ExperimentRow>,
   ): Promise<ExperimentView> {
+    let from: ExperimentStatus | undefined;
     const result = await db.transaction(async (tx) => {
       const row = await locked(tx, id);
+      from = row.status;
       return view(await applyMove(tx, who(actor), row, name, (to) => apply(tx, row, to)), tx);
     });
     await changed(id);
+    announceMove(name, from, result.id, result.name);
     return result;
+  }
+
+  /** Spec "Events" 5: a draft starting and an experiment completing are alerted (a resume is not a start). */
+  function announceMove(name: Transition, from: ExperimentStatus | undefined, id: string, experimentName: string): void {
+    const payload = { experiment_id: id, experiment_name: experimentName };
+    if (name === 'start' && from === 'draft') deps.announce?.('experiment_started', payload);
+    if (name === 'complete') deps.announce?.('experiment_completed', payload);
   }
 
   /**
@@ -366,11 +378,14 @@ export function createExperimentsService(deps: ExperimentsDeps) {
   ): Promise<void> {
     const moved = await db.transaction(async (tx) => {
       const row = await locked(tx, id);
-      if (!isDue(row)) return false;
+      if (!isDue(row)) return undefined;
       await applyMove(tx, SYSTEM_ACTOR, row, name, (to) => apply(tx, row, to));
-      return true;
+      return row;
     });
-    if (moved) await changed(id);
+    if (moved) {
+      await changed(id);
+      announceMove(name, moved.status, moved.id, moved.name);
+    }
   }
 
   return {

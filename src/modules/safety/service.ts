@@ -82,6 +82,8 @@ export interface SafetyDeps {
   flags: Pick<FlagsService, 'getFlag' | 'setRollout' | 'turnOff'>;
   schedules: Pick<RolloutSchedulesService, 'pauseActiveOfFlag'>;
   errorReports: Pick<ErrorReportsService, 'countsForFlag'>;
+  /** Alerts subscribers (notification preferences) after a rollback; never throws. */
+  announce?: (payload: { flag_id: string; flag_key: string; percentage: number; reason: string | null }) => void;
 }
 
 export type SafetyService = ReturnType<typeof createSafetyService>;
@@ -149,6 +151,7 @@ export function createSafetyService(deps: SafetyDeps) {
         },
       });
     });
+    deps.announce?.({ flag_id: flagId, flag_key: after.key, percentage, reason });
     return {
       flag_id: flagId, flag_key: after.key, percentage, reason, automatic: cause.automatic,
       is_active: after.is_active, rollout_percentage: after.rollout_percentage,
