@@ -29,6 +29,7 @@ import {
 } from './schemas.js';
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
 export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 export const KEY_TAKEN = 'An experiment with this key already exists';
@@ -136,11 +137,6 @@ export function toExperimentView(row: ExperimentRow, variants: VariantRow[], met
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code === '23505' || e.cause?.code === '23505';
 }
 
 /** Rows of one request get ascending ids, so "created_at then id" (spec) is the order they were sent in. */

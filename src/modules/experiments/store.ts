@@ -10,6 +10,7 @@ import {
   type VariantRow,
 } from '../../db/schema/experiments.js';
 import type { SortField } from './schemas.js';
+import { containsPattern } from '../../db/errors.js';
 
 export type ExperimentInsert = typeof experiments.$inferInsert;
 export type ExperimentChange = Partial<Omit<ExperimentInsert, 'id'>>;
@@ -116,7 +117,6 @@ const SORT_COLUMNS = {
 } as const;
 
 /** `%` and `_` in a search are literal characters, not patterns. */
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function listExperiments(
   db: Executor,
@@ -125,7 +125,7 @@ export function listExperiments(
   const filters: SQL[] = [];
   if (q.status) filters.push(eq(experiments.status, q.status));
   if (q.search) {
-    const pattern = `%${likeEscape(q.search)}%`;
+    const pattern = containsPattern(q.search);
     filters.push(or(ilike(experiments.name, pattern), ilike(experiments.key, pattern), ilike(experiments.description, pattern))!);
   }
   const order = q.sortOrder === 'asc' ? asc : desc;

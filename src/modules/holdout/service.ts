@@ -9,6 +9,7 @@ import { Conflict, NotFound } from '../../platform/errors.js';
 import { isInHoldout } from './membership.js';
 import type { HoldoutCreate, HoldoutUpdate, HoldoutView } from './schemas.js';
 import * as store from './store.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
 export const HOLDOUT_NOT_FOUND = 'Holdout not found';
 export const ANOTHER_HOLDOUT_ACTIVE = 'Another global holdout is active; deactivate it first (PUT /api/v1/holdout/{id} with is_active false)';
@@ -30,11 +31,6 @@ export function toHoldoutView(row: HoldoutRow): HoldoutView {
 }
 
 /** The partial unique index allows one active holdout; a race to activate a second one loses with a 23505. */
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code === '23505' || e.cause?.code === '23505';
-}
-
 export type HoldoutService = ReturnType<typeof createHoldoutService>;
 
 export function createHoldoutService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {

@@ -11,6 +11,7 @@ import { PUBLIC_CONFIG_KEYS, type IntegrationCreate, type IntegrationUpdate, typ
 import type { SecretBox } from './secrets.js';
 import { hubSignatureMatches, sharedSecretMatches } from './signatures.js';
 import * as store from './store.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
 export const INTEGRATION_NOT_FOUND = 'Integration not found';
 export const INTEGRATION_EXISTS = 'An integration of this type already exists; change it with PUT';
@@ -69,11 +70,6 @@ function describe(row: IntegrationRow) {
 function header(delivery: Delivery, name: string): string | undefined {
   const value = delivery.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-function sqlState(error: unknown): string | undefined {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code ?? e.cause?.code;
 }
 
 export function createIntegrationsService(deps: IntegrationsDeps) {
@@ -137,7 +133,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
           return toView(row);
         });
       } catch (error) {
-        if (sqlState(error) === '23505') throw new Conflict(INTEGRATION_EXISTS);
+        if (isUniqueViolation(error)) throw new Conflict(INTEGRATION_EXISTS);
         throw error;
       }
     },

@@ -9,6 +9,7 @@ import { USER_NOT_FOUND, type UsersService } from '../users/service.js';
 import { BASE_ROLE_PERMISSIONS, grantIsValid, normalisePermissions, unionPermissions } from './permissions.js';
 import type { EffectivePermissions, GrantCreate, RoleAssignment, RoleCreate, RoleUpdate, RoleView } from './schemas.js';
 import * as store from './store.js';
+import { FOREIGN_KEY_VIOLATION, isUniqueViolation, sqlState } from '../../db/errors.js';
 
 export const ROLE_NOT_FOUND = 'Role not found';
 export const ROLE_NAME_TAKEN = 'A role with this name already exists';
@@ -38,11 +39,6 @@ function toRoleView(row: CustomRoleRow, userCount: number): RoleView {
   };
 }
 
-function sqlState(error: unknown): string | undefined {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code ?? e.cause?.code;
-}
-
 /** The audit trail names who acted; custom roles and grants are changes like any other (core rule on audit logs). */
 const who = (actor: Actor) => ({ id: actor.id, username: actor.username });
 
@@ -54,7 +50,7 @@ export function createRbacService(deps: RbacDeps) {
     try {
       return await fn();
     } catch (error) {
-      if (sqlState(error) === '23503') throw new NotFound(USER_NOT_FOUND);
+      if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFound(USER_NOT_FOUND);
       throw error;
     }
   }
@@ -95,7 +91,7 @@ export function createRbacService(deps: RbacDeps) {
         });
       } catch (error) {
         // Two concurrent creates of one name: the unique index decides, the loser gets the same 409.
-        if (sqlState(error) === '23505') throw new Conflict(ROLE_NAME_TAKEN);
+        if (isUniqueViolation(error)) throw new Conflict(ROLE_NAME_TAKEN);
         throw error;
       }
     },

@@ -16,6 +16,7 @@ import {
   type StageUpdate,
 } from './schemas.js';
 import * as store from './store.js';
+import { FOREIGN_KEY_VIOLATION, isUniqueViolation, sqlState } from '../../db/errors.js';
 
 export const SCHEDULE_NOT_FOUND = 'Rollout schedule not found';
 export const STAGE_NOT_FOUND = 'Rollout stage not found';
@@ -66,11 +67,6 @@ const stageSnapshot = (s: Pick<RolloutStageRow, 'percentage' | 'scheduledAt'>) =
 });
 const pendingOf = (stages: RolloutStageRow[]) => stages.filter((s) => !s.appliedAt);
 const parseTime = (value: string | null | undefined): Date | null => (value == null ? null : new Date(value));
-
-function sqlCode(error: unknown): string | undefined {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code ?? e.cause?.code;
-}
 
 function invalidTime(loc: Loc, msg: string): Unprocessable {
   return new Unprocessable({ type: 'value_error', loc, msg });
@@ -182,7 +178,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
       });
     } catch (error) {
       // rollout_schedules_one_active_per_flag: two running schedules would overwrite each other's percentages.
-      if (sqlCode(error) === '23505') throw new Conflict(ANOTHER_ACTIVE);
+      if (isUniqueViolation(error)) throw new Conflict(ANOTHER_ACTIVE);
       throw error;
     }
   }
@@ -212,7 +208,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
         });
       } catch (error) {
         // The flag was deleted between the check and the insert.
-        if (sqlCode(error) === '23503') throw new NotFound(FLAG_NOT_FOUND);
+        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFound(FLAG_NOT_FOUND);
         throw error;
       }
     },

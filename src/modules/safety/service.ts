@@ -8,6 +8,7 @@ import { FLAG_NOT_FOUND, type FlagsService } from '../feature-flags/service.js';
 import type { RolloutSchedulesService } from '../rollout-schedules/service.js';
 import type { CheckView, ConfigUpdate, ConfigView, RollbackView, SettingsUpdate, SettingsView } from './schemas.js';
 import * as store from './store.js';
+import { FOREIGN_KEY_VIOLATION, sqlState } from '../../db/errors.js';
 
 /** Until a superuser changes them: roll back at more than 10 counted errors per minute over 5 minutes. */
 export const DEFAULT_SETTINGS: Omit<SafetySettingsRow, 'id' | 'updatedAt'> = {
@@ -68,11 +69,6 @@ function diff<T extends Record<string, unknown>>(current: T, next: Partial<T>): 
     after[key] = next[key];
   }
   return { before, after };
-}
-
-function sqlCode(error: unknown): string | undefined {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code ?? e.cause?.code;
 }
 
 export interface SafetyDeps {
@@ -212,7 +208,7 @@ export function createSafetyService(deps: SafetyDeps) {
         });
       } catch (error) {
         // The flag was deleted between the check and the insert.
-        if (sqlCode(error) === '23503') throw new NotFound(FLAG_NOT_FOUND);
+        if (sqlState(error) === FOREIGN_KEY_VIOLATION) throw new NotFound(FLAG_NOT_FOUND);
         throw error;
       }
     },

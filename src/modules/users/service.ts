@@ -9,6 +9,7 @@ import { BadRequest, Conflict, Forbidden, InternalError, NOT_ENOUGH_PERMISSIONS,
 import { assertPasswordRule, hashPassword, verifyPassword } from './passwords.js';
 import type { UserCreate, UserPatch, UserView } from './schemas.js';
 import * as store from './store.js';
+import { isUniqueViolation, LOCK_NOT_AVAILABLE, sqlState, violatedConstraint } from '../../db/errors.js';
 
 export const USER_NOT_FOUND = 'User not found';
 export const EMAIL_TAKEN = 'Email already registered';
@@ -74,15 +75,9 @@ export function toActor(row: UserRow): Actor {
   };
 }
 
-function isUniqueViolation(error: unknown): string | undefined {
-  const e = error as { code?: string; constraint?: string; cause?: { code?: string; constraint?: string } };
-  const source = e.code === '23505' ? e : e.cause?.code === '23505' ? e.cause : undefined;
-  return source ? (source.constraint ?? 'unique') : undefined;
-}
-
-function isLockTimeout(error: unknown): boolean {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code === '55P03' || e.cause?.code === '55P03';
+/** A race lost on the email or username unique index: the same 409 the checks before the write give. */
+function uniqueConflict(error: unknown): Conflict {
+  return new Conflict(violatedConstraint(error)?.includes('email') ? EMAIL_TAKEN : USERNAME_TAKEN);
 }
 
 export function createUsersService(deps: UsersDeps) {
@@ -109,9 +104,8 @@ export function createUsersService(deps: UsersDeps) {
         return fn(tx, caller, target);
       });
     } catch (error) {
-      if (isLockTimeout(error)) throw new InternalError('Timed out waiting for a change in progress to the same account');
-      const constraint = isUniqueViolation(error);
-      if (constraint) throw new Conflict(constraint.includes('email') ? EMAIL_TAKEN : USERNAME_TAKEN);
+      if (sqlState(error) === LOCK_NOT_AVAILABLE) throw new InternalError('Timed out waiting for a change in progress to the same account');
+      if (isUniqueViolation(error)) throw uniqueConflict(error);
       throw error;
     }
   }
@@ -227,8 +221,7 @@ export function createUsersService(deps: UsersDeps) {
           return toUserView(row);
         });
       } catch (error) {
-        const constraint = isUniqueViolation(error);
-        if (constraint) throw new Conflict(constraint.includes('email') ? EMAIL_TAKEN : USERNAME_TAKEN);
+        if (isUniqueViolation(error)) throw uniqueConflict(error);
         throw error;
       }
     },

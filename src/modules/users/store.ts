@@ -1,6 +1,7 @@
 import { and, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { users, type UserRow } from '../../db/schema/users.js';
+import { containsPattern } from '../../db/errors.js';
 
 export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, id));
@@ -68,7 +69,7 @@ export async function listUsers(
   const filters: SQL[] = [];
   if (opts.onlyId) filters.push(eq(users.id, opts.onlyId));
   if (opts.search) {
-    const pattern = `%${opts.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = containsPattern(opts.search);
     filters.push(or(ilike(users.username, pattern), ilike(users.email, pattern), ilike(users.fullName, pattern))!);
   }
   const where = filters.length ? and(...filters) : undefined;
