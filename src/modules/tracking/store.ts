@@ -1,4 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { SQL } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import { assignments } from '../../db/schema/tracking.js';
 
@@ -127,4 +128,119 @@ export async function variantMetricStats(db: Executor, experimentId: string, eve
     valueSum: Number(r.value_sum),
     valueSumSquares: Number(r.value_sumsq),
   }));
+}
+
+/** The most recent stored assignment contexts (segment preview estimates membership on them). */
+export async function recentAssignmentContexts(db: Executor, limit: number): Promise<Array<Record<string, unknown>>> {
+  const rows = await queryRows<{ user_id: string; context: Record<string, unknown> }>(db, sql`
+    SELECT user_id, context FROM assignments WHERE context IS NOT NULL ORDER BY created_at DESC LIMIT ${limit}`);
+  return rows.map((r) => ({ user_id: r.user_id, ...r.context }));
+}
+
+/*
+ * Aggregates for the results engine (issue 6). The rules of which events count live here, beside the tables:
+ * a `track` event of the metric's name by an assigned user at or after the assignment, tagged with this experiment
+ * or untagged but carrying a feature flag (events tagged with another experiment count for that one; events with
+ * neither key count in no results, spec tracking rule 5). Each function returns SQL that the results store embeds in
+ * its own aggregate statements, so no event ever travels to Node.
+ */
+
+/** A half-open window (after, upTo] on created_at; null bounds are open. */
+export interface CreatedWindow {
+  after: Date | null;
+  upTo: Date | null;
+}
+
+const windowOn = (column: SQL, w: CreatedWindow): SQL =>
+  sql.join([
+    w.after ? sql`${column} > ${w.after.toISOString()}::timestamptz` : sql`TRUE`,
+    w.upTo ? sql`${column} <= ${w.upTo.toISOString()}::timestamptz` : sql`TRUE`,
+  ], sql` AND `);
+
+/** Counted events of one metric in a window, per (variant_id, user_id, day): event_count and value_sum. */
+export function metricEventsPerUserDaySql(experimentId: string, eventName: string, w: CreatedWindow): SQL {
+  return sql`
+    SELECT a.variant_id, a.user_id, (e.created_at AT TIME ZONE 'UTC')::date AS day,
+           count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
+    FROM events e
+    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
+    WHERE e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, w)}
+      AND e.created_at >= a.created_at
+      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
+    GROUP BY a.variant_id, a.user_id, 3`;
+}
+
+/**
+ * Assignments made in a window, per (variant_id, day): users. One index range per variant, so a refresh reads only
+ * the new assignments (the index leads with experiment and variant).
+ */
+export function assignmentsPerVariantDaySql(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
+  return sql`
+    SELECT v.id AS variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
+    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
+    JOIN LATERAL (
+      SELECT created_at FROM assignments
+      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)}
+    ) a ON TRUE
+    GROUP BY v.id, 2`;
+}
+
+/** Every assignment of an experiment: (user_id, variant_id). */
+export function experimentAssignmentsSql(experimentId: string): SQL {
+  return sql`SELECT user_id, variant_id FROM assignments WHERE experiment_id = ${experimentId}`;
+}
+
+/** Every assignment with the text of one top-level attribute of its stored context: (user_id, variant_id, segment). */
+export function assignmentSegmentsSql(experimentId: string, attribute: string): SQL {
+  return sql`SELECT user_id, variant_id, context ->> ${attribute} AS segment FROM assignments WHERE experiment_id = ${experimentId}`;
+}
+
+/**
+ * Pre-exposure history for CUPED: per assigned user, the counted events of a metric (same tagging rule) strictly
+ * before the assignment: (user_id, event_count, value_sum).
+ */
+export function preExposureTotalsSql(experimentId: string, eventName: string): SQL {
+  return sql`
+    SELECT a.user_id, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
+    FROM assignments a
+    JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track' AND e.created_at < a.created_at
+      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
+    WHERE a.experiment_id = ${experimentId}
+    GROUP BY a.user_id`;
+}
+
+/** Users assigned to both experiments: (user_id, variant_a, variant_b). */
+export function sharedAssignmentsSql(experimentA: string, experimentB: string): SQL {
+  return sql`
+    SELECT a.user_id, a.variant_id AS variant_a, b.variant_id AS variant_b
+    FROM assignments a JOIN assignments b ON b.experiment_id = ${experimentB} AND b.user_id = a.user_id
+    WHERE a.experiment_id = ${experimentA}`;
+}
+
+export interface AssignmentOverlap {
+  experimentA: string;
+  experimentB: string;
+  users: number;
+}
+
+/** Users assigned to each pair of the given experiments (pairs without shared users are left out). */
+export async function assignmentOverlaps(db: Executor, experimentIds: string[]): Promise<AssignmentOverlap[]> {
+  if (experimentIds.length < 2) return [];
+  const ids = sql.param(experimentIds);
+  const rows = await queryRows<{ experiment_a: string; experiment_b: string; users: number }>(db, sql`
+    SELECT a.experiment_id AS experiment_a, b.experiment_id AS experiment_b, count(*)::bigint AS users
+    FROM assignments a
+    JOIN assignments b ON b.user_id = a.user_id AND b.experiment_id > a.experiment_id AND b.experiment_id = ANY(${ids}::uuid[])
+    WHERE a.experiment_id = ANY(${ids}::uuid[])
+    GROUP BY 1, 2`);
+  return rows.map((r) => ({ experimentA: r.experiment_a, experimentB: r.experiment_b, users: Number(r.users) }));
+}
+
+/** Assigned users per experiment among the given ones. */
+export async function assignedUsersPerExperiment(db: Executor, experimentIds: string[]): Promise<Map<string, number>> {
+  if (experimentIds.length === 0) return new Map();
+  const rows = await queryRows<{ experiment_id: string; users: number }>(db, sql`
+    SELECT experiment_id, count(*)::bigint AS users FROM assignments
+    WHERE experiment_id = ANY(${sql.param(experimentIds)}::uuid[]) GROUP BY experiment_id`);
+  return new Map(rows.map((r) => [r.experiment_id, Number(r.users)]));
 }

@@ -1,0 +1,67 @@
+import { bigint, date, doublePrecision, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { experiments } from './experiments.js';
+
+/**
+ * Results rollups: derived data, maintained incrementally from assignments and events so that computing results
+ * reads only what arrived since the last refresh (docs/statistics.md, "Rollups"). Each stream of an experiment
+ * (its assignments, or one metric's event name) has a watermark: every row of the stream with created_at at or
+ * before it is in the rollup, nothing after it is.
+ */
+export const resultWatermarks = pgTable(
+  'result_watermarks',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    /** `assignments`, or `metric:<event_name>`. */
+    stream: text().notNull(),
+    /** null until the first refresh. */
+    rolledUpTo: timestamp({ withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.stream] })],
+);
+
+/** Assigned users per variant and UTC day of assignment. */
+export const resultAssignmentDays = pgTable(
+  'result_assignment_days',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    variantId: uuid().notNull(),
+    day: date({ mode: 'string' }).notNull(),
+    users: bigint({ mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.variantId, t.day] })],
+);
+
+/** Per assigned user with at least one counted event of a metric: how many such events and their value total. */
+export const resultUserTotals = pgTable(
+  'result_user_totals',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    eventName: text().notNull(),
+    userId: text().notNull(),
+    variantId: uuid().notNull(),
+    eventCount: bigint({ mode: 'number' }).notNull(),
+    valueSum: doublePrecision().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.userId] })],
+);
+
+/**
+ * Per variant and UTC day, what that day's events added to the variant's sufficient statistics: users converting
+ * for the first time, events, value, and the growth of the sums of squares of per-user totals (so that summing the
+ * days up to d gives the statistics as of the end of d, for the whole experiment and for daily results alike).
+ */
+export const resultVariantDays = pgTable(
+  'result_variant_days',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    eventName: text().notNull(),
+    variantId: uuid().notNull(),
+    day: date({ mode: 'string' }).notNull(),
+    converters: bigint({ mode: 'number' }).notNull(),
+    eventCount: bigint({ mode: 'number' }).notNull(),
+    countSquareDelta: doublePrecision().notNull(),
+    valueSum: doublePrecision().notNull(),
+    valueSquareDelta: doublePrecision().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.variantId, t.day] })],
+);

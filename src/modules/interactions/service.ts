@@ -1,0 +1,85 @@
+import type { Clock } from '../../platform/clock.js';
+import { BadRequest } from '../../platform/errors.js';
+import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
+import type { ResultsService } from '../results/service.js';
+import { primaryMetric } from '../results/snapshot.js';
+import type { AssignmentOverlap } from '../tracking/store.js';
+import { interactionAnalysis, type InteractionAnalysis } from './analysis.js';
+
+export const SAME_EXPERIMENT = 'An experiment cannot be tested for interaction with itself';
+export const INTERACTION_NOTICE =
+  'Beta: the interaction test compares treatment effects across the variants of the other experiment among shared users; the method may change.';
+
+export interface InteractionsDeps {
+  clock: Clock;
+  experiments: { get(id: string): Promise<ExperimentView>; list(query: ExperimentListQuery): Promise<ExperimentView[]> };
+  results: Pick<ResultsService, 'interactionCells'>;
+  overlaps(experimentIds: string[]): Promise<AssignmentOverlap[]>;
+  assignedUsers(experimentIds: string[]): Promise<Map<string, number>>;
+}
+
+export type InteractionsService = ReturnType<typeof createInteractionsService>;
+
+export function createInteractionsService(deps: InteractionsDeps) {
+  const { clock } = deps;
+
+  async function activeExperiments(): Promise<ExperimentView[]> {
+    const out: ExperimentView[] = [];
+    const pageSize = 500;
+    for (let skip = 0; ; skip += pageSize) {
+      const page = await deps.experiments.list({ status_filter: 'active', skip, limit: pageSize, sort_by: 'created_at', sort_order: 'asc' });
+      out.push(...page);
+      if (page.length < pageSize) return out;
+    }
+  }
+
+  /** X's primary metric among users of both, or null when X has no metric. */
+  async function analyse(x: ExperimentView, y: ExperimentView): Promise<InteractionAnalysis | null> {
+    const metric = primaryMetric(x);
+    if (!metric) return null;
+    return interactionAnalysis(x, y, metric, await deps.results.interactionCells(x, y, metric));
+  }
+
+  return {
+    /** Overlap between every pair of active experiments (users assigned to both); no test (spec). */
+    async scan() {
+      const active = await activeExperiments();
+      const ids = active.map((e) => e.id);
+      const [overlaps, users] = await Promise.all([deps.overlaps(ids), deps.assignedUsers(ids)]);
+      const byId = new Map(active.map((e) => [e.id, e]));
+      const share = (shared: number, id: string) => ((users.get(id) ?? 0) > 0 ? shared / users.get(id)! : 0);
+      return {
+        experiments_scanned: active.length,
+        pairs: overlaps
+          .sort((a, b) => b.users - a.users || (a.experimentA + a.experimentB).localeCompare(b.experimentA + b.experimentB))
+          .map((o) => ({
+            experiment_a_id: o.experimentA,
+            experiment_a_name: byId.get(o.experimentA)!.name,
+            experiment_b_id: o.experimentB,
+            experiment_b_name: byId.get(o.experimentB)!.name,
+            overlapping_users: o.users,
+            share_of_a: share(o.users, o.experimentA),
+            share_of_b: share(o.users, o.experimentB),
+          })),
+        computed_at: clock.now().toISOString(),
+      };
+    },
+
+    /** Both directions: A's primary metric across B's variants, and B's across A's. */
+    async pair(aId: string, bId: string) {
+      if (aId.toLowerCase() === bId.toLowerCase()) throw new BadRequest(SAME_EXPERIMENT);
+      const [a, b] = await Promise.all([deps.experiments.get(aId), deps.experiments.get(bId)]);
+      const [overlap] = await deps.overlaps([a.id, b.id]);
+      const analyses = [await analyse(a, b), await analyse(b, a)].filter((x): x is InteractionAnalysis => x !== null);
+      return {
+        experiment_a_id: a.id,
+        experiment_b_id: b.id,
+        overlapping_users: overlap?.users ?? 0,
+        analyses,
+        analysis_status: 'beta' as const,
+        analysis_notice: INTERACTION_NOTICE,
+        computed_at: clock.now().toISOString(),
+      };
+    },
+  };
+}

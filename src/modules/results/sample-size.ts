@@ -1,0 +1,142 @@
+/**
+ * The sample-size plan of an experiment (spec, "Sample-size query parameters"): a two-sided test of two proportions on
+ * the primary metric's conversion rate, each of the variants - 1 comparisons planned at alpha / comparisons under a
+ * correction.
+ */
+import { achievedPower, sampleSizeTwoProportions } from '../../stats/index.js';
+import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import { Unprocessable } from '../../platform/errors.js';
+import type { ExperimentView } from '../experiments/schemas.js';
+import { alphaFor, finite } from './compare.js';
+import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
+
+export const DEFAULT_MDE = 0.05;
+export const DEFAULT_POWER = 0.8;
+export const RATE_REACHES_ONE = 'baseline_conversion_rate raised by mde reaches 100% or more';
+export const EFFECT_TOO_SMALL = 'mde changes baseline_conversion_rate too little for a finite sample size';
+
+export const UNAVAILABLE_REASONS = [
+  'no_metric', 'no_control_data', 'no_control_conversions', 'rate_at_boundary', 'effect_out_of_range', 'effect_too_small',
+] as const;
+export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
+export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 'sequential_testing', 'bayesian'] as const;
+
+export interface SampleSizeQuery {
+  baseline_conversion_rate?: number;
+  mde?: number;
+  confidence_level?: number;
+  power_target?: number;
+  correction_method?: CorrectionMethod;
+}
+
+export interface SampleSizeResult {
+  required_sample_size_per_variant: number | null;
+  current_sample_size_per_variant: number;
+  is_adequate: boolean;
+  achieved_power: number | null;
+  baseline_rate: number | null;
+  baseline_source: 'observed' | 'request';
+  baseline_users: number | null;
+  mde: number;
+  mde_source: 'request' | 'experiment' | 'default';
+  mde_absolute: number | null;
+  confidence_level: number;
+  alpha: number;
+  comparisons: number;
+  correction_method: CorrectionMethod;
+  power_target: number;
+  metric_id: string | null;
+  metric_name: string | null;
+  metric_type: string | null;
+  analysed_as: 'conversion';
+  guide_only_reasons: Array<(typeof GUIDE_ONLY_REASONS)[number]>;
+  unavailable_reason: UnavailableReason | null;
+  days_to_significance: null;
+  projected_completion_date: null;
+}
+
+/** Why the plan is only a guide for this experiment's design (none of these break the fixed-horizon formula's use). */
+function guideOnlyReasons(e: ExperimentView): SampleSizeResult['guide_only_reasons'] {
+  const reasons: SampleSizeResult['guide_only_reasons'] = [];
+  if (e.experiment_type === 'bandit') reasons.push('adaptive_allocation');
+  if (new Set(e.variants.map((v) => v.traffic_allocation)).size > 1) reasons.push('unequal_allocation');
+  if (e.sequential_testing_enabled) reasons.push('sequential_testing');
+  if (e.bayesian_enabled) reasons.push('bayesian');
+  return reasons;
+}
+
+/**
+ * The plan for an experiment from its current totals. Nothing to plan from gives unavailable_reason; a requested
+ * baseline that cannot be planned is the caller's mistake (422). The smallest variant is the current size.
+ */
+export function sampleSizePlan(e: ExperimentView, totals: Map<string, ArmTotals>, query: SampleSizeQuery): SampleSizeResult {
+  const metric = primaryMetric(e);
+  const control = controlOf(e);
+  const confidenceLevel = query.confidence_level ?? e.confidence_level;
+  const correction = query.correction_method ?? e.correction_method;
+  const comparisons = Math.max(1, e.variants.length - 1);
+  const alpha = correction === 'none' ? alphaFor(confidenceLevel) : alphaFor(confidenceLevel) / comparisons;
+  const expected = metric?.expected_effect;
+  const mdeSource = query.mde !== undefined ? 'request' : typeof expected === 'number' && expected > 0 && expected < 1 ? 'experiment' : 'default';
+  const mde = query.mde ?? (mdeSource === 'experiment' ? (expected as number) : DEFAULT_MDE);
+  const power = query.power_target ?? DEFAULT_POWER;
+  const current = e.variants.length ? Math.min(...e.variants.map((v) => totalsOf(totals, v.id).users)) : 0;
+  const controlTotals = control ? totalsOf(totals, control.id) : undefined;
+  const fromRequest = query.baseline_conversion_rate !== undefined;
+
+  const result: SampleSizeResult = {
+    required_sample_size_per_variant: null,
+    current_sample_size_per_variant: current,
+    is_adequate: false,
+    achieved_power: null,
+    baseline_rate: null,
+    baseline_source: fromRequest ? 'request' : 'observed',
+    baseline_users: fromRequest ? null : (controlTotals?.users ?? 0),
+    mde,
+    mde_source: mdeSource,
+    mde_absolute: null,
+    confidence_level: confidenceLevel,
+    alpha,
+    comparisons,
+    correction_method: correction,
+    power_target: power,
+    metric_id: metric?.id ?? null,
+    metric_name: metric?.name ?? null,
+    metric_type: metric?.metric_type ?? null,
+    analysed_as: 'conversion',
+    guide_only_reasons: guideOnlyReasons(e),
+    unavailable_reason: null,
+    days_to_significance: null,
+    projected_completion_date: null,
+  };
+  const unavailable = (reason: UnavailableReason): SampleSizeResult => ({ ...result, unavailable_reason: reason });
+
+  if (!metric) return unavailable('no_metric');
+  let baseline: number;
+  if (query.baseline_conversion_rate !== undefined) baseline = query.baseline_conversion_rate;
+  else if (!controlTotals || controlTotals.users === 0) return unavailable('no_control_data');
+  else if (controlTotals.converters === 0) return unavailable('no_control_conversions');
+  else if (controlTotals.converters >= controlTotals.users) return unavailable('rate_at_boundary');
+  else baseline = controlTotals.converters / controlTotals.users;
+
+  const target = baseline * (1 + mde);
+  const refuse = (msg: string) => new Unprocessable({ type: 'value_error', loc: ['query', 'baseline_conversion_rate'], msg });
+  if (!(target < 1)) {
+    if (fromRequest) throw refuse(RATE_REACHES_ONE);
+    return unavailable('effect_out_of_range');
+  }
+  const size = sampleSizeTwoProportions(baseline, target, alpha, power);
+  if (size.value === null) {
+    if (fromRequest) throw refuse(EFFECT_TOO_SMALL);
+    return unavailable('effect_too_small');
+  }
+  const required = size.value.n_per_variant;
+  return {
+    ...result,
+    required_sample_size_per_variant: required,
+    is_adequate: current >= required,
+    achieved_power: finite(achievedPower(baseline, target, current, alpha).value),
+    baseline_rate: baseline,
+    mde_absolute: finite(target - baseline),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * Results per value of an assignment-context attribute (segment_by). The tested form (segmented results and the
+ * `breakdown` of GET /results) applies its own Bonferroni over the segments (spec, "How results are judged" 2); the
+ * segment breakdown route reports counts only.
+ */
+import { bonferroni } from '../../stats/index.js';
+import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { ExperimentView } from '../experiments/schemas.js';
+import { alphaFor, meanOf, metricKind, variantResults, type VariantResult } from './compare.js';
+import type { SegmentStats } from './store.js';
+import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
+
+/** Segments listed at most, the largest first; the rest are counted in segments_omitted. */
+export const MAX_SEGMENTS = 50;
+
+/** Per segment value, per variant id, the totals of one metric. */
+type BySegment = Map<string | null, Map<string, ArmTotals>>;
+
+function bySegment(rows: SegmentStats[]): BySegment {
+  const out: BySegment = new Map();
+  for (const { segment, variantId, ...totals } of rows) {
+    let variants = out.get(segment);
+    if (!variants) out.set(segment, (variants = new Map()));
+    variants.set(variantId, totals);
+  }
+  return out;
+}
+
+/** The segments to list: by assigned users, largest first, then by value (the missing value last). */
+function chosenSegments(rows: SegmentStats[]): { segments: Array<string | null>; total: number } {
+  const users = new Map<string | null, number>();
+  for (const r of rows) users.set(r.segment, (users.get(r.segment) ?? 0) + r.users);
+  const ordered = [...users.keys()].sort((a, b) =>
+    users.get(b)! - users.get(a)! || (a === null ? 1 : b === null ? -1 : a < b ? -1 : a > b ? 1 : 0));
+  return { segments: ordered.slice(0, MAX_SEGMENTS), total: ordered.length };
+}
+
+export interface SegmentMetric {
+  metric_id: string;
+  metric_name: string;
+  metric_type: string;
+  is_primary: boolean;
+  variants: VariantResult[];
+}
+
+export interface SegmentedResults {
+  segment_by: string;
+  correction_method: 'bonferroni';
+  confidence_level: number;
+  segments_total: number;
+  segments_omitted: number;
+  segments: Array<{ segment: string | null; sample_size: number; metrics: SegmentMetric[] }>;
+}
+
+/**
+ * Every metric tested within each listed segment; a treatment's p-values over the listed segments are adjusted
+ * together by Bonferroni (the experiment's own correction does not apply here).
+ */
+export function segmentedResults(
+  e: ExperimentView, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
+): SegmentedResults {
+  const allRows = [...statsByEvent.values()][0] ?? [];
+  const { segments, total } = chosenSegments(allRows);
+  const alpha = alphaFor(confidenceLevel);
+  const perSegment = segments.map((segment) => ({ segment, sample_size: 0, metrics: [] as SegmentMetric[] }));
+  for (const metric of e.metrics) {
+    const grouped = bySegment(statsByEvent.get(metric.event_name) ?? []);
+    const raw = segments.map((s) => variantResults(metricKind(metric.metric_type), e.variants, grouped.get(s) ?? new Map(), 'none' as CorrectionMethod, confidenceLevel));
+    for (const v of e.variants.filter((x) => !x.is_control)) {
+      const cells = raw.map((results) => results.find((r) => r.variant_id === v.id)!);
+      const adjusted = bonferroni(cells.map((c) => c.p_value ?? 1));
+      cells.forEach((c, i) => {
+        c.adjusted_p_value = c.p_value === null ? null : adjusted[i];
+        c.is_significant = c.adjusted_p_value !== null && c.adjusted_p_value < alpha;
+      });
+    }
+    raw.forEach((variants, i) => {
+      perSegment[i].sample_size = variants.reduce((n, v) => n + v.sample_size, 0);
+      perSegment[i].metrics.push({ ...metricHeader(metric), variants });
+    });
+  }
+  return {
+    segment_by: attribute,
+    correction_method: 'bonferroni',
+    confidence_level: confidenceLevel,
+    segments_total: total,
+    segments_omitted: total - segments.length,
+    segments: perSegment,
+  };
+}
+
+export interface SegmentCounts {
+  experiment_id: string;
+  segment_by: string;
+  metric_id: string | null;
+  segments_total: number;
+  segments_omitted: number;
+  analysis_status: 'ga';
+  segments: Array<{
+    segment: string | null;
+    variants: Array<{
+      variant_id: string;
+      variant_name: string;
+      users: number;
+      metrics: Array<{ metric_id: string; metric_name: string; conversions: number; events: number; value_sum: number; mean: number | null }>;
+    }>;
+  }>;
+}
+
+/** Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for. */
+export function segmentCounts(
+  e: ExperimentView, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
+): SegmentCounts {
+  const allRows = [...statsByEvent.values()][0] ?? [];
+  const { segments, total } = chosenSegments(allRows);
+  const grouped = new Map(metrics.map((m) => [m.id, bySegment(statsByEvent.get(m.event_name) ?? [])]));
+  return {
+    experiment_id: e.id,
+    segment_by: attribute,
+    metric_id: metricId,
+    segments_total: total,
+    segments_omitted: total - segments.length,
+    analysis_status: 'ga',
+    segments: segments.map((segment) => ({
+      segment,
+      variants: e.variants.map((v) => {
+        const arm = (m: Metric) => grouped.get(m.id)!.get(segment)?.get(v.id);
+        return {
+          variant_id: v.id,
+          variant_name: v.name,
+          users: (metrics[0] && arm(metrics[0])?.users) ?? 0,
+          metrics: metrics.map((m) => {
+            const t = arm(m);
+            return {
+              metric_id: m.id,
+              metric_name: m.name,
+              conversions: t?.converters ?? 0,
+              events: t?.eventCount ?? 0,
+              value_sum: t?.valueSum ?? 0,
+              mean: t ? meanOf(metricKind(m.metric_type), t) : null,
+            };
+          }),
+        };
+      }),
+    })),
+  };
+}

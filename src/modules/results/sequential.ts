@@ -1,0 +1,84 @@
+/**
+ * Sequential analysis of the primary metric's conversion rate: mSPRT always-valid p-values and confidence sequences
+ * (src/stats/sequential.ts), valid however often the results are looked at.
+ */
+import { confidenceSequenceTwoProportions, msprtTwoProportions } from '../../stats/index.js';
+import type { ExperimentView } from '../experiments/schemas.js';
+import { finite, type Interval } from './compare.js';
+import { DEFAULT_MDE } from './sample-size.js';
+import { controlOf, primaryMetric, totalsOf, type ArmTotals, type Variant } from './snapshot.js';
+
+export const EARLY_STOP = ['STOP_FOR_EFFICACY', 'STOP_FOR_HARM', 'CONTINUE'] as const;
+
+export interface SequentialComparison {
+  variant_id: string;
+  variant_name: string;
+  difference: number | null;
+  tau_squared: number | null;
+  always_valid_p_value: number;
+  confidence_sequence: Interval | null;
+  can_stop: boolean;
+  at_risk: boolean;
+}
+
+export interface SequentialBlock {
+  alpha: number;
+  metric_id: string;
+  metric_name: string;
+  control_variant_id: string;
+  comparisons: SequentialComparison[];
+  early_stop_recommendation: (typeof EARLY_STOP)[number];
+  at_risk: boolean;
+  alpha_spending: never[];
+}
+
+/**
+ * Control against each given treatment at `alpha`. The mixing variance is tau^2 = (mde x pooled rate)^2, the effect
+ * size the experiment was planned for (expected_effect, else 5%). can_stop: the sequence excludes 0 (p <= alpha);
+ * at_risk (advisory): the whole sequence lies below 0, so the treatment is doing harm. null when there is no primary
+ * metric, control or treatment.
+ */
+export function sequentialBlock(
+  e: ExperimentView, totals: Map<string, ArmTotals>, alpha: number, treatments: readonly Variant[],
+): SequentialBlock | null {
+  const metric = primaryMetric(e);
+  const control = controlOf(e);
+  if (!metric || !control || treatments.length === 0) return null;
+  const c = totalsOf(totals, control.id);
+  const expected = metric.expected_effect;
+  const mde = typeof expected === 'number' && expected > 0 && expected < 1 ? expected : DEFAULT_MDE;
+  const comparisons = treatments.map((v): SequentialComparison => {
+    const t = totalsOf(totals, v.id);
+    const empty = { variant_id: v.id, variant_name: v.name, difference: null, tau_squared: null, always_valid_p_value: 1, confidence_sequence: null, can_stop: false, at_risk: false };
+    if (c.users === 0 || t.users === 0) return empty;
+    const pooled = (c.converters + t.converters) / (c.users + t.users);
+    const tau2 = (mde * pooled) ** 2;
+    const input = { controlRate: c.converters / c.users, controlN: c.users, treatmentRate: t.converters / t.users, treatmentN: t.users, tauSquared: tau2 };
+    const test = msprtTwoProportions(input);
+    const cs = confidenceSequenceTwoProportions(input, alpha);
+    const lower = finite(cs.lower);
+    const upper = finite(cs.upper);
+    const sequence = lower === null || upper === null ? null : { lower, upper };
+    return {
+      ...empty,
+      difference: finite(test.difference),
+      tau_squared: finite(tau2),
+      always_valid_p_value: test.always_valid_p,
+      confidence_sequence: sequence,
+      can_stop: sequence !== null && test.always_valid_p <= alpha,
+      at_risk: sequence !== null && sequence.upper < 0,
+    };
+  });
+  const wins = comparisons.some((x) => x.can_stop && (x.difference ?? 0) > 0);
+  const allHarm = comparisons.every((x) => x.at_risk);
+  return {
+    alpha,
+    metric_id: metric.id,
+    metric_name: metric.name,
+    control_variant_id: control.id,
+    comparisons,
+    early_stop_recommendation: wins ? 'STOP_FOR_EFFICACY' : allHarm ? 'STOP_FOR_HARM' : 'CONTINUE',
+    at_risk: comparisons.some((x) => x.at_risk),
+    alpha_spending: [],
+  };
+}
