@@ -6,6 +6,7 @@ import { connectDatabase, type Database } from './db/client.js';
 import { migrate } from './db/migrate.js';
 import { createLocalAuthenticator } from './modules/auth/service.js';
 import { modulesFor } from './modules/index.js';
+import { ensureEventPartitions } from './modules/tracking/partitions.js';
 import { healthRoutes } from './modules/meta/routes.js';
 import { createAuditLog } from './platform/audit.js';
 import { authPlugin } from './platform/auth.js';
@@ -109,12 +110,18 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
 
     const ownedBus = bus;
     app.addHook('onClose', async () => {
+      // A tick in progress finishes before the database it writes to closes.
+      await services.scheduler.stop();
+      // Events already queued are written before the connections go.
+      await services.events.drain();
       await ownedBus.close();
       redis?.disconnect();
       subscriber?.disconnect();
       if (ownsDatabase) await database.close();
     });
+    await ensureEventPartitions(database.db, clock.now());
     await app.ready();
+    if (config.schedulerEnabled) services.scheduler.start();
     return { app, services, database, config, clock };
   } catch (error) {
     await bus?.close().catch(() => undefined);

@@ -73,7 +73,7 @@ async function flag(rollout = 30) {
 const get = (url: string, headers = viewer.headers) => t.inject({ method: 'GET', url, headers });
 
 describe('files', () => {
-  it('experiments CSV: header, CRLF, content type, attachment name, counts, stored times, empty result columns', async () => {
+  it('experiments CSV: header, CRLF, content type, attachment name, counts, stored times, result columns from /results', async () => {
     const exp = await experiment();
     expect((await t.inject({ method: 'POST', url: `/api/v1/experiments/${exp.id}/start`, headers: dev.headers })).statusCode).toBe(200);
     for (const user of ['u1', 'u2']) {
@@ -91,10 +91,11 @@ describe('files', () => {
     expect(res.body.split('\r\n')[0]).toBe(EXPERIMENT_COLUMNS.join(','));
     expect(res.body.endsWith('\r\n')).toBe(true);
     expect(res.body.replace(/\r\n/g, '')).not.toContain('\n');
+    const summary = (await get(`/api/v1/results/${exp.id}`)).json().summary;
     const row = records(res.body).find((r) => r.experiment_id === exp.id);
     expect(row).toMatchObject({
       experiment_name: 'Checkout', status: 'active', experiment_type: 'a_b', end_date: '',
-      total_assignments: '2', total_events: '3', winner_variant: '', recommendation: '',
+      total_assignments: '2', total_events: '3', winner_variant: '', recommendation: summary.recommendation,
     });
     expect(row!.start_date).toMatch(STORED);
     expect(Number(row!.duration_days)).toBeGreaterThanOrEqual(0);
@@ -103,21 +104,24 @@ describe('files', () => {
     expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
     const item = json.json().find((r: { experiment_id: string }) => r.experiment_id === exp.id);
     expect(Object.keys(item)).toEqual([...EXPERIMENT_COLUMNS]);
-    expect(item).toMatchObject({ total_assignments: 2, total_events: 3, winner_variant: null, recommendation: null, end_date: null });
+    expect(item).toMatchObject({ total_assignments: 2, total_events: 3, winner_variant: null, recommendation: summary.recommendation, end_date: null });
   });
 
-  it('variants: one row per variant with the exact columns; result columns empty when results cannot be computed', async () => {
+  it('variants: one row per variant with the exact columns; p_value and improvement empty for the control', async () => {
     const exp = await experiment();
+    const treatment = (await get(`/api/v1/results/${exp.id}`)).json().metrics[0].variants.find((v: { variant_name: string }) => v.variant_name === 'treatment');
+    const cell = (value: unknown) => (value === null || value === undefined ? '' : String(value));
     const res = await get(`${E}/variants`);
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="variants_\d{8}_\d{6}\.csv"$/);
     expect(res.body.split('\r\n')[0]).toBe(VARIANT_COLUMNS.join(','));
     const rows = records(res.body).filter((r) => r.experiment_id === exp.id);
     expect(rows).toEqual(exp.variants.map((v, i) => ({
       experiment_id: exp.id, experiment_name: 'Checkout', variant_id: v.id, variant_name: v.name, is_control: String(i === 0),
-      assignments: '', conversions: '', conversion_rate: '', p_value: '', is_significant: '', relative_improvement_pct: '',
+      assignments: '0', conversions: '0', conversion_rate: '0', is_significant: 'false',
+      p_value: i === 0 ? '' : cell(treatment.p_value), relative_improvement_pct: i === 0 ? '' : cell(treatment.relative_lift === null ? null : treatment.relative_lift * 100),
     })));
     const json = (await get(`${E}/variants?format=json`)).json().filter((r: { experiment_id: string }) => r.experiment_id === exp.id);
-    expect(json[0]).toEqual({ ...rows[0], is_control: true, assignments: null, conversions: null, conversion_rate: null, p_value: null, is_significant: null, relative_improvement_pct: null });
+    expect(json[0]).toEqual({ ...rows[0], is_control: true, assignments: 0, conversions: 0, conversion_rate: 0, p_value: null, is_significant: false, relative_improvement_pct: null });
   });
 
   it('feature flags: the exact columns, metric records counted, enabled columns 0, times as stored', async () => {
@@ -280,6 +284,35 @@ describe('reports', () => {
     let json = '';
     for await (const chunk of (await exporter.experimentReport(exp.id, 'json')).body) json += chunk;
     expect(JSON.parse(json).experiments).toMatchObject({ winner_variant: 'treatment', recommendation: 'SHIP_VARIANT' });
+  });
+});
+
+describe('agreement with results', () => {
+  it('variant result columns equal GET /results for the primary metric at the stored settings', async () => {
+    const e = await experiment('Agreement');
+    await t.inject({ method: 'POST', url: `/api/v1/experiments/${e.id}/start`, headers: dev.headers });
+    for (let i = 0; i < 60; i++) {
+      const user = `agree-${i}`;
+      const a = (await t.inject({ method: 'POST', url: '/api/v1/tracking/assign', headers: key, payload: { experiment_key: e.key, user_id: user } })).json();
+      const converts = a.is_control ? i % 5 === 0 : i % 2 === 0;
+      if (converts) await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers: key, payload: { event_type: 'purchase', user_id: user, experiment_key: e.key } });
+    }
+    const results = (await get(`/api/v1/results/${e.id}`)).json();
+    const primary = results.metrics.find((m: { is_primary: boolean }) => m.is_primary);
+    const rows = (await get(`${E}/variants?format=json`)).json().filter((r: { experiment_id: string }) => r.experiment_id === e.id);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      const v = primary.variants.find((x: { variant_name: string }) => x.variant_name === row.variant_name);
+      expect(row.assignments).toBe(v.sample_size);
+      expect(row.conversions).toBe(v.conversions);
+      expect(row.conversion_rate).toBeCloseTo(v.mean, 12);
+      expect(row.is_significant).toBe(v.is_significant);
+      if (row.is_control) expect(row.p_value).toBeNull();
+      else expect(row.p_value).toBeCloseTo(v.p_value, 12);
+    }
+    const expRow = (await get(`${E}/experiments?format=json`)).json().find((r: { experiment_id: string }) => r.experiment_id === e.id);
+    expect(expRow.recommendation).toBe(results.summary.recommendation);
+    expect(expRow.total_assignments).toBe(60);
   });
 });
 

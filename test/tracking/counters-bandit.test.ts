@@ -84,7 +84,7 @@ describe('bandit', () => {
       const a = (await t.inject({ method: 'POST', url: '/api/v1/tracking/assign', headers, payload: { experiment_key: e.key, user_id: `bu-${i}` } })).json();
       // The treatment converts far more often than the control.
       const converts = a.variant_id === treatment.id ? i % 10 < 8 : i % 10 < 1;
-      if (converts) await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers, payload: { event_type: 'purchase', user_id: `bu-${i}` } });
+      if (converts) await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers, payload: { event_type: 'purchase', user_id: `bu-${i}`, experiment_key: e.key } });
     }
     expect((await t.inject({ method: 'POST', url: `/api/v1/bandit/${e.id}/update`, headers: viewer.headers })).statusCode).toBe(403);
     const updated = await t.inject({ method: 'POST', url: `/api/v1/bandit/${e.id}/update`, headers: dev.headers });

@@ -100,8 +100,8 @@ export interface VariantMetricStats {
 
 /**
  * Per-variant sufficient statistics of one metric, aggregated in SQL: assigned users, users with at least one
- * `track` event named `eventName` at or after their assignment (attributed by user id; events tagged with another
- * experiment are not counted), and sums of per-user value totals.
+ * `track` event named `eventName` of this experiment at or after their assignment (spec tracking rule 5: events sent
+ * without an experiment key count in no results), and sums of per-user value totals.
  */
 export async function variantMetricStats(db: Executor, experimentId: string, eventName: string): Promise<VariantMetricStats[]> {
   const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(db, sql`
@@ -109,7 +109,7 @@ export async function variantMetricStats(db: Executor, experimentId: string, eve
       SELECT a.variant_id, a.user_id, sum(coalesce(e.value, 0)) AS total
       FROM assignments a
       JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track'
-        AND e.created_at >= a.created_at AND (e.experiment_id IS NULL OR e.experiment_id = a.experiment_id)
+        AND e.created_at >= a.created_at AND e.experiment_id = a.experiment_id
       WHERE a.experiment_id = ${experimentId}
       GROUP BY a.variant_id, a.user_id
     ), converted AS (
