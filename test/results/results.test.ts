@@ -384,6 +384,9 @@ describe('how results are judged', () => {
     expect(blue.prob_beat_control).toBeGreaterThan(0.99);
     expect(blue.decision).toBe('STOP_WINNER');
     expect(r.bayesian_results.bayesian_decision).toBe('STOP_WINNER');
+    // The experiment reports the decision too (a result only: the experiment keeps running).
+    const stored = await d.get(`/api/v1/experiments/${e.id}`);
+    expect(stored).toMatchObject({ bayesian_decision: 'STOP_WINNER', status: 'active' });
     const bayes = await d.get(`/api/v1/results/${e.id}/bayesian`, viewer);
     expect(bayes).toEqual({ experiment_id: e.id, ...r.bayesian_results, analysis_status: 'ga', computed_at: clock.now().toISOString() });
 

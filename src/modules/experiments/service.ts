@@ -631,6 +631,15 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     /** For tracking: the experiment with this key as assignment needs it, whatever its status (the caller checks). */
     findAssignable: async (key: string) => assignable(await store.findExperimentByKey(db, key)),
 
+    /**
+     * For results: the latest Bayesian decision, stored for the experiment's responses. It is a computed value, not
+     * an edit: updated_at stays and no change is announced (the results cache is keyed on updated_at).
+     */
+    async recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void> {
+      await store.setBayesianDecision(db, id, decision ?? null);
+      if (cache) await cache.delete(detailKey(id));
+    },
+
     /** For tracking: as findAssignable, by id. */
     findAssignableById: async (id: string) => assignable(await store.findExperiment(db, id)),
 

@@ -176,3 +176,8 @@ export async function experimentIdOfVariant(db: Executor, variantId: string): Pr
     .where(eq(experimentVariants.id, variantId));
   return row?.experimentId;
 }
+
+/** Stores the computed Bayesian decision without touching updated_at (it is a result, not an edit). */
+export async function setBayesianDecision(db: Executor, id: string, decision: ExperimentRow['bayesianDecision']): Promise<void> {
+  await db.update(experiments).set({ bayesianDecision: decision }).where(eq(experiments.id, id));
+}

@@ -47,6 +47,7 @@ export interface ResultsDeps {
   experiments: {
     get(id: string): Promise<ExperimentView>;
     list(query: ExperimentListQuery): Promise<ExperimentView[]>;
+    recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void>;
   };
 }
 
@@ -163,7 +164,13 @@ export function createResultsService(deps: ResultsDeps) {
     return cached(key, ttl(e), useCache, async () => {
       const snapshot = await snapshotOf(e, useCache);
       const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-      return buildResults(e, snapshot, options, breakdown, clock.now());
+      const payload = buildResults(e, snapshot, options, breakdown, clock.now());
+      // The experiment reports the latest Bayesian decision (a result only: nothing stops the experiment on it).
+      const decision = payload.bayesian_results?.bayesian_decision ?? null;
+      if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
+        await deps.experiments.recordBayesianDecision(e.id, decision);
+      }
+      return payload;
     });
   }
 
