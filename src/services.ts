@@ -156,7 +156,10 @@ export function createServices(deps: PlatformDeps) {
     store: deps.redis ? redisCounterStore(deps.redis) : postgresCounterStore(db),
     experimentExists: async (id) => (await experiments.summaries([id])).length > 0,
   });
-  const results = createResultsService({ db, clock, bus, cache: deps.cache, cacheEnabled: config.cacheEnabled, experiments });
+  const results = createResultsService({
+    db, clock, bus, cache: deps.cache, cacheEnabled: config.cacheEnabled, experiments,
+    announceSrm: (payload) => void notifications.notify('srm_detected', payload),
+  });
   scheduler.register('results-rollup', 60, () => results.refreshActive());
   const interactions = createInteractionsService({
     clock, experiments, results,

@@ -251,4 +251,23 @@ describe('notify', () => {
     expect(received.filter((text) => text.includes(e.key) || text.includes('Experiment'))).toHaveLength(2);
     expect(received.some((text) => text.includes(flag.json().key))).toBe(true);
   });
+
+  it('alerts a sample-ratio mismatch found by the results engine, once', async () => {
+    const subscriber = await t.user({ role: 'ANALYST' });
+    const url = webhook('/srm-live');
+    await put(subscriber, { chat_webhook_enabled: true, chat_webhook_url: url, events: ['srm_detected'] });
+    const e = await experiment(t, developer);
+    const control = e.variants.find((v) => v.is_control)!;
+    // A state the API cannot reach: a 50/50 experiment whose assignments all went to the control.
+    await t.database.exec(`INSERT INTO assignments (id, experiment_id, variant_id, user_id, created_at)
+      SELECT gen_random_uuid(), '${e.id}', '${control.id}', 'srm-' || g, now() FROM generate_series(1, 200) g`);
+    const results = await t.inject({ method: 'GET', url: `/api/v1/results/${e.id}?use_cache=false`, headers: developer.headers });
+    expect(results.json().srm.warning).toBe(true);
+    await t.inject({ method: 'GET', url: `/api/v1/results/${e.id}?use_cache=false`, headers: developer.headers });
+    const received = () => chat.requests.filter((r) => `${chat.url}${r.url}` === url);
+    for (let i = 0; i < 100 && received().length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received()).toHaveLength(1);
+    expect(JSON.parse(received()[0].body).text).toContain(`Experiment ${e.key}`);
+  });
 });

@@ -49,6 +49,8 @@ export interface ResultsDeps {
     list(query: ExperimentListQuery): Promise<ExperimentView[]>;
     recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void>;
   };
+  /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
+  announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number }) => void;
 }
 
 export interface ResultsQuery {
@@ -156,6 +158,17 @@ export function createResultsService(deps: ResultsDeps) {
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNames(e)), confidenceLevel);
   }
 
+  /**
+   * A failed sample-ratio check of a running experiment is alerted once per experiment in this process's life
+   * (results are recomputed every few minutes; a repeated alert would add nothing).
+   */
+  const srmAnnounced = new Set<string>();
+  function announceSrm(e: ExperimentView, payload: ResultsPayload): void {
+    if (!payload.srm?.warning || e.status !== 'active' || srmAnnounced.has(e.id)) return;
+    srmAnnounced.add(e.id);
+    deps.announceSrm?.({ experiment_id: e.id, experiment_name: e.name, p_value: payload.srm.p_value });
+  }
+
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
     const e = await deps.experiments.get(id);
     const options = optionsOf(e, q);
@@ -170,6 +183,7 @@ export function createResultsService(deps: ResultsDeps) {
       if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
         await deps.experiments.recordBayesianDecision(e.id, decision);
       }
+      announceSrm(e, payload);
       return payload;
     });
   }
