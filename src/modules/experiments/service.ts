@@ -30,6 +30,7 @@ import {
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 
 export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 export const KEY_TAKEN = 'An experiment with this key already exists';
@@ -639,6 +640,12 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       await store.setBayesianDecision(db, id, decision ?? null);
       if (cache) await cache.delete(detailKey(id));
     },
+
+    /** Read model for export: experiments created in a period, a page at a time; their variants; period counts. */
+    exportPage: (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, period, cursor),
+    exportRecord: (id: string) => store.findExportRecord(db, id),
+    exportVariants: (experimentIds: string[]) => store.exportVariants(db, experimentIds),
+    periodSummary: (period: CreatedPeriod) => store.periodSummary(db, period),
 
     /** For tracking: as findAssignable, by id. */
     findAssignableById: async (id: string) => assignable(await store.findExperiment(db, id)),

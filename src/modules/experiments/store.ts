@@ -11,6 +11,7 @@ import {
 } from '../../db/schema/experiments.js';
 import type { SortField } from './schemas.js';
 import { containsPattern } from '../../db/errors.js';
+import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 
 export type ExperimentInsert = typeof experiments.$inferInsert;
 export type ExperimentChange = Partial<Omit<ExperimentInsert, 'id'>>;
@@ -180,4 +181,63 @@ export async function experimentIdOfVariant(db: Executor, variantId: string): Pr
 /** Stores the computed Bayesian decision without touching updated_at (it is a result, not an edit). */
 export async function setBayesianDecision(db: Executor, id: string, decision: ExperimentRow['bayesianDecision']): Promise<void> {
   await db.update(experiments).set({ bayesianDecision: decision }).where(eq(experiments.id, id));
+}
+
+/** Read model for export: one page of experiments created in the period, in (created_at, id) order. */
+export interface ExperimentExportRecord {
+  id: string;
+  name: string;
+  status: ExperimentStatus;
+  experimentType: ExperimentRow['experimentType'];
+  startDate: string | null;
+  endDate: string | null;
+  createdAt: string;
+}
+
+const exportColumns = {
+  id: experiments.id,
+  name: experiments.name,
+  status: experiments.status,
+  experimentType: experiments.experimentType,
+  startDate: experiments.startDate,
+  endDate: experiments.endDate,
+  createdAt: storedText(experiments.createdAt),
+};
+
+export function exportPage(db: Executor, period: CreatedPeriod, cursor?: Cursor): Promise<ExperimentExportRecord[]> {
+  return db
+    .select(exportColumns)
+    .from(experiments)
+    .where(and(inPeriod(experiments.createdAt, period), afterCursor(experiments.createdAt, experiments.id, cursor)))
+    .orderBy(asc(experiments.createdAt), asc(experiments.id))
+    .limit(STREAM_PAGE_SIZE);
+}
+
+export async function findExportRecord(db: Executor, id: string): Promise<ExperimentExportRecord | undefined> {
+  const [row] = await db.select(exportColumns).from(experiments).where(eq(experiments.id, id));
+  return row;
+}
+
+/** Variants of these experiments in the order experiments list them (created_at, then id). */
+export function exportVariants(db: Executor, experimentIds: string[]) {
+  if (experimentIds.length === 0) return Promise.resolve([]);
+  return db
+    .select({ id: experimentVariants.id, experimentId: experimentVariants.experimentId, name: experimentVariants.name, isControl: experimentVariants.isControl })
+    .from(experimentVariants)
+    .where(inArray(experimentVariants.experimentId, experimentIds))
+    .orderBy(asc(experimentVariants.createdAt), asc(experimentVariants.id));
+}
+
+/** Spec export rule 4: counts of what was created in the period. */
+export async function periodSummary(db: Executor, period: CreatedPeriod) {
+  const [row] = await db
+    .select({
+      total: sql<number>`count(*)::int`,
+      active: sql<number>`count(*) FILTER (WHERE ${experiments.status} = 'active')::int`,
+      completed: sql<number>`count(*) FILTER (WHERE ${experiments.status} = 'completed')::int`,
+      averageDurationDays: sql<number | null>`(avg(extract(epoch FROM (${experiments.endDate} - ${experiments.startDate}))) / 86400)::float8`,
+    })
+    .from(experiments)
+    .where(inPeriod(experiments.createdAt, period));
+  return row;
 }

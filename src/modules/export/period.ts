@@ -1,3 +1,4 @@
+import type { CreatedPeriod } from '../../db/paging.js';
 import { Unprocessable } from '../../platform/errors.js';
 
 /**
@@ -5,14 +6,8 @@ import { Unprocessable } from '../../platform/errors.js';
  * means UTC) or a calendar date; a date as end_date includes that whole day. Bounds are kept as text so the
  * database compares them at its own microsecond precision.
  */
-export interface Period {
-  /** created_at >= start */
-  start: string | null;
-  /** created_at <= end (a date-time) */
-  endInclusive: string | null;
-  /** created_at < endExclusive (the day after an end given as a date) */
-  endExclusive: string | null;
-}
+/** created_at bounds; an end given as a calendar date becomes an exclusive bound on the next day. */
+export type Period = CreatedPeriod;
 
 export const START_AFTER_END = 'Value error, start_date must not be after end_date';
 const INVALID = { type: 'datetime_parsing', msg: 'Input should be a valid datetime or date' };

@@ -1,12 +1,11 @@
 import { Readable } from 'node:stream';
-import type { Db } from '../../db/client.js';
+import { STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 import { csvLine, type Cell } from './csv.js';
 import { parsePeriod, periodBounds } from './period.js';
 import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
-import * as store from './store.js';
 
 /** One variant's numbers as GET /results gives them for the primary metric at the stored settings (rule 6). */
 export interface VariantResult {
@@ -34,12 +33,48 @@ export interface ResultsSource {
   resultsFor(experimentId: string): Promise<ExperimentResults | null>;
 }
 
+/** What the export reads, each through the module that owns the data (never their tables). */
 export interface ExportDeps {
-  db: Db;
   clock: Clock;
-  /** Absent until the results engine is wired: every result column is then empty, as for uncomputable results. */
-  results: ResultsSource | undefined;
+  results: ResultsSource;
+  experiments: {
+    exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<ExperimentRecord[]>;
+    exportRecord(id: string): Promise<ExperimentRecord | undefined>;
+    exportVariants(experimentIds: string[]): Promise<Array<{ id: string; experimentId: string; name: string; isControl: boolean }>>;
+    periodSummary(period: CreatedPeriod): Promise<{ total: number; active: number; completed: number; averageDurationDays: number | null }>;
+  };
+  flags: {
+    exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<FlagRecord[]>;
+    periodSummary(period: CreatedPeriod): Promise<{ total: number; active: number }>;
+  };
+  tracking: {
+    experimentTotals(experimentIds: string[]): Promise<Map<string, { assignments: number; events: number }>>;
+    flagEventCounts(flagIds: string[]): Promise<Map<string, number>>;
+    periodCounts(period: CreatedPeriod): Promise<{ assignments: number; events: number }>;
+  };
 }
+
+export interface ExperimentRecord {
+  id: string;
+  name: string;
+  status: ExperimentRow['status'];
+  experimentType: ExperimentRow['experiment_type'];
+  startDate: string | null;
+  endDate: string | null;
+  createdAt: string;
+}
+
+export interface FlagRecord {
+  id: string;
+  key: string;
+  name: string;
+  status: FlagRow['status'];
+  rolloutPercentage: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type Totals = { assignments: number; events: number };
 
 export type ExportFormat = 'csv' | 'json';
 
@@ -80,7 +115,7 @@ function durationDays(startDate: string | null, endDate: string | null, now: Dat
   return Math.round(((end - Date.parse(startDate)) / DAY_MS) * 100) / 100;
 }
 
-function experimentRow(e: store.ExperimentRecord, results: ExperimentResults | null, now: Date): ExperimentRow {
+function experimentRow(e: ExperimentRecord, totals: Totals | undefined, results: ExperimentResults | null, now: Date): ExperimentRow {
   return {
     experiment_id: e.id,
     experiment_name: e.name,
@@ -89,8 +124,8 @@ function experimentRow(e: store.ExperimentRecord, results: ExperimentResults | n
     start_date: withoutOffset(e.startDate),
     end_date: withoutOffset(e.endDate),
     duration_days: durationDays(e.startDate, e.endDate, now),
-    total_assignments: e.totalAssignments,
-    total_events: e.totalEvents,
+    total_assignments: totals?.assignments ?? 0,
+    total_events: totals?.events ?? 0,
     winner_variant: results?.winnerVariant ?? null,
     recommendation: results?.recommendation ?? null,
   };
@@ -117,14 +152,14 @@ function variantRow(
   };
 }
 
-function flagRow(f: store.FlagRecord): FlagRow {
+function flagRow(f: FlagRecord, totalEvaluations: number): FlagRow {
   return {
     flag_id: f.id,
     flag_key: f.key,
     flag_name: f.name,
     status: f.status,
     rollout_percentage: f.rolloutPercentage,
-    total_evaluations: f.totalEvaluations,
+    total_evaluations: totalEvaluations,
     enabled_evaluations: 0,
     enabled_rate: 0.0,
     created_at: f.createdAt,
@@ -133,15 +168,15 @@ function flagRow(f: store.FlagRecord): FlagRow {
 }
 
 /** Every row of a keyset-paged query; the caller reads the first page, so a failure there is a clean 500. */
-async function* allPages<T extends store.Cursor, R>(
+async function* allPages<T extends Cursor, R>(
   first: T[],
-  next: (cursor: store.Cursor) => Promise<T[]>,
+  next: (cursor: Cursor) => Promise<T[]>,
   toRows: (page: T[]) => Promise<R[]>,
 ): AsyncGenerator<R> {
   let page = first;
   while (page.length > 0) {
     yield* await toRows(page);
-    if (page.length < store.PAGE_SIZE) return;
+    if (page.length < STREAM_PAGE_SIZE) return;
     const last = page[page.length - 1];
     page = await next({ createdAt: last.createdAt, id: last.id });
   }
@@ -165,8 +200,8 @@ async function* encode<R extends object>(rows: AsyncIterable<R>, format: ExportF
 export type ExportService = ReturnType<typeof createExportService>;
 
 export function createExportService(deps: ExportDeps) {
-  const { db, clock } = deps;
-  const resultsFor = (id: string) => deps.results?.resultsFor(id) ?? Promise.resolve(null);
+  const { clock } = deps;
+  const resultsFor = (id: string) => deps.results.resultsFor(id);
 
   /** Results one experiment at a time, so a large export holds one page of rows and one result set in memory. */
   async function withResults<T extends { id: string }>(experiments: T[]) {
@@ -175,8 +210,13 @@ export function createExportService(deps: ExportDeps) {
     return out;
   }
 
-  async function variantRowsOf(experiments: store.ExperimentRecord[]): Promise<VariantRow[]> {
-    const variants = await store.variantsOf(db, experiments.map((e) => e.id));
+  async function experimentRowsOf(page: ExperimentRecord[]): Promise<ExperimentRow[]> {
+    const totals = await deps.tracking.experimentTotals(page.map((e) => e.id));
+    return (await withResults(page)).map(({ experiment, results }) => experimentRow(experiment, totals.get(experiment.id), results, clock.now()));
+  }
+
+  async function variantRowsOf(experiments: ExperimentRecord[]): Promise<VariantRow[]> {
+    const variants = await deps.experiments.exportVariants(experiments.map((e) => e.id));
     const rows: VariantRow[] = [];
     for (const { experiment, results } of await withResults(experiments)) {
       for (const v of variants.filter((x) => x.experimentId === experiment.id)) rows.push(variantRow(experiment, v, results));
@@ -191,8 +231,8 @@ export function createExportService(deps: ExportDeps) {
     return { headers, body: Readable.from(encode(rows, format, columns)) };
   }
 
-  async function experimentRecord(id: string): Promise<store.ExperimentRecord> {
-    const record = await store.findExperiment(db, id);
+  async function experimentRecord(id: string): Promise<ExperimentRecord> {
+    const record = await deps.experiments.exportRecord(id);
     if (!record) throw new NotFound(EXPERIMENT_NOT_FOUND);
     return record;
   }
@@ -200,43 +240,46 @@ export function createExportService(deps: ExportDeps) {
   return {
     async experiments(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
       const period = parsePeriod(query.start_date, query.end_date);
-      const first = await store.experimentsPage(db, period);
-      const rows = allPages(first, (c) => store.experimentsPage(db, period, c), async (page) =>
-        (await withResults(page)).map(({ experiment, results }) => experimentRow(experiment, results, clock.now())),
-      );
+      const first = await deps.experiments.exportPage(period);
+      const rows = allPages(first, (c) => deps.experiments.exportPage(period, c), experimentRowsOf);
       return file('experiments', format, EXPERIMENT_COLUMNS, rows);
     },
 
     async variants(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
       const period = parsePeriod(query.start_date, query.end_date);
-      const first = await store.experimentsPage(db, period);
-      return file('variants', format, VARIANT_COLUMNS, allPages(first, (c) => store.experimentsPage(db, period, c), variantRowsOf));
+      const first = await deps.experiments.exportPage(period);
+      return file('variants', format, VARIANT_COLUMNS, allPages(first, (c) => deps.experiments.exportPage(period, c), variantRowsOf));
     },
 
     async featureFlags(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
       const period = parsePeriod(query.start_date, query.end_date);
-      const first = await store.flagsPage(db, period);
-      const rows = allPages(first, (c) => store.flagsPage(db, period, c), async (page) => page.map(flagRow));
+      const first = await deps.flags.exportPage(period);
+      const rows = allPages(first, (c) => deps.flags.exportPage(period, c), async (page) => {
+        const counts = await deps.tracking.flagEventCounts(page.map((f) => f.id));
+        return page.map((f) => flagRow(f, counts.get(f.id) ?? 0));
+      });
       return file('feature_flags', format, FLAG_COLUMNS, rows);
     },
 
     async overview(query: PeriodQuery): Promise<Overview> {
       const period = parsePeriod(query.start_date, query.end_date);
-      const counts = await store.overviewCounts(db, period);
+      const [experiments, flags, tracked] = await Promise.all([
+        deps.experiments.periodSummary(period), deps.flags.periodSummary(period), deps.tracking.periodCounts(period),
+      ]);
       const bounds = periodBounds(period);
       return {
         generated_at: clock.now().toISOString(),
         period_start: bounds.start?.toISOString() ?? null,
         period_end: bounds.end?.toISOString() ?? null,
-        total_experiments: counts.experiments.total,
-        active_experiments: counts.experiments.active,
-        completed_experiments: counts.experiments.completed,
-        total_feature_flags: counts.flags.total,
-        active_feature_flags: counts.flags.active,
-        total_assignments: counts.assignments,
-        total_events: counts.events,
+        total_experiments: experiments.total,
+        active_experiments: experiments.active,
+        completed_experiments: experiments.completed,
+        total_feature_flags: flags.total,
+        active_feature_flags: flags.active,
+        total_assignments: tracked.assignments,
+        total_events: tracked.events,
         experiments_with_winners: 0,
-        average_experiment_duration_days: counts.experiments.averageDurationDays,
+        average_experiment_duration_days: experiments.averageDurationDays,
       };
     },
 
@@ -244,11 +287,10 @@ export function createExportService(deps: ExportDeps) {
     async experimentReport(id: string, format: ExportFormat): Promise<ExportFile> {
       const record = await experimentRecord(id);
       if (format === 'csv') return file('experiment_report', 'csv', VARIANT_COLUMNS, Readable.from(await variantRowsOf([record])));
-      const results = await resultsFor(id);
-      const variants = await store.variantsOf(db, [id]);
+      const [results, variants, totals] = await Promise.all([resultsFor(id), deps.experiments.exportVariants([id]), deps.tracking.experimentTotals([id])]);
       const report: ExperimentReport = {
         experiment_id: id,
-        experiments: experimentRow(record, results, clock.now()),
+        experiments: experimentRow(record, totals.get(id), results, clock.now()),
         variants: variants.map((v) => variantRow(record, v, results)),
       };
       return { headers: { 'content-type': JSON_TYPE }, body: Readable.from([JSON.stringify(report)]) };

@@ -1,6 +1,8 @@
-import { and, arrayContains, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
+import { and, arrayContains, asc, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
+import { containsPattern } from '../../db/errors.js';
 import { featureFlags, type FeatureFlagRow, type FlagStatus } from '../../db/schema/flags.js';
+import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 
 export async function insertFlag(db: Executor, values: typeof featureFlags.$inferInsert): Promise<FeatureFlagRow> {
   const [row] = await db.insert(featureFlags).values(values).returning();
@@ -34,7 +36,7 @@ export async function listFlags(
   const filters: SQL[] = [];
   if (opts.status) filters.push(eq(featureFlags.status, opts.status));
   if (opts.search) {
-    const pattern = `%${opts.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = containsPattern(opts.search);
     filters.push(or(ilike(featureFlags.name, pattern), ilike(featureFlags.key, pattern))!);
   }
   const where = filters.length ? and(...filters) : undefined;
@@ -61,4 +63,31 @@ export function flagsNamingSegment(db: Executor, segmentId: string) {
     .from(featureFlags)
     .where(arrayContains(featureFlags.segmentIds, [segmentId]))
     .orderBy(featureFlags.key);
+}
+
+/** Read model for export: one page of flags created in the period, in (created_at, id) order, times as stored. */
+export function exportPage(db: Executor, period: CreatedPeriod, cursor?: Cursor) {
+  return db
+    .select({
+      id: featureFlags.id,
+      key: featureFlags.key,
+      name: featureFlags.name,
+      status: featureFlags.status,
+      rolloutPercentage: featureFlags.rolloutPercentage,
+      createdAt: storedText(featureFlags.createdAt),
+      updatedAt: storedText(featureFlags.updatedAt),
+    })
+    .from(featureFlags)
+    .where(and(inPeriod(featureFlags.createdAt, period), afterCursor(featureFlags.createdAt, featureFlags.id, cursor)))
+    .orderBy(asc(featureFlags.createdAt), asc(featureFlags.id))
+    .limit(STREAM_PAGE_SIZE);
+}
+
+/** Spec export rule 4: flags created in the period, and how many of them are active. */
+export async function periodSummary(db: Executor, period: CreatedPeriod) {
+  const [row] = await db
+    .select({ total: sql<number>`count(*)::int`, active: sql<number>`count(*) FILTER (WHERE ${featureFlags.status} = 'ACTIVE')::int` })
+    .from(featureFlags)
+    .where(inPeriod(featureFlags.createdAt, period));
+  return row;
 }

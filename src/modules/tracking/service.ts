@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
+import type { CreatedPeriod } from '../../db/paging.js';
 import type { Bus } from '../../platform/bus.js';
 import type { BatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
@@ -304,6 +305,11 @@ export function createTrackingService(deps: TrackingDeps) {
       }
       return out;
     },
+
+    /** For export: per-experiment and per-flag totals, and what was recorded in a period. */
+    experimentTotals: (experimentIds: string[]) => store.experimentTotals(db, experimentIds),
+    flagEventCounts: (flagIds: string[]) => store.flagEventCounts(db, flagIds),
+    periodCounts: (period: CreatedPeriod) => store.periodCounts(db, period),
 
     /** For segment preview: recent assignment contexts (each with its user_id). */
     sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),

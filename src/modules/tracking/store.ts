@@ -1,7 +1,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { SQL } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
-import { assignments } from '../../db/schema/tracking.js';
+import { assignments, events } from '../../db/schema/tracking.js';
+import { inPeriod, type CreatedPeriod } from '../../db/paging.js';
 
 export interface EventRow {
   id: string;
@@ -243,4 +244,37 @@ export async function assignedUsersPerExperiment(db: Executor, experimentIds: st
     SELECT experiment_id, count(*)::bigint AS users FROM assignments
     WHERE experiment_id = ANY(${sql.param(experimentIds)}::uuid[]) GROUP BY experiment_id`);
   return new Map(rows.map((r) => [r.experiment_id, Number(r.users)]));
+}
+
+/** Assignments and tracked events (view rows are exposures, not events) per experiment, for export. */
+export async function experimentTotals(db: Executor, experimentIds: string[]): Promise<Map<string, { assignments: number; events: number }>> {
+  const totals = new Map(experimentIds.map((id) => [id, { assignments: 0, events: 0 }]));
+  if (experimentIds.length === 0) return totals;
+  const ids = sql.param(experimentIds);
+  const [assigned, tracked] = await Promise.all([
+    queryRows<{ id: string; n: number }>(db, sql`SELECT experiment_id AS id, count(*)::int AS n FROM assignments WHERE experiment_id = ANY(${ids}::uuid[]) GROUP BY experiment_id`),
+    queryRows<{ id: string; n: number }>(db, sql`SELECT experiment_id AS id, count(*)::int AS n FROM events WHERE experiment_id = ANY(${ids}::uuid[]) AND kind = 'track' GROUP BY experiment_id`),
+  ]);
+  for (const r of assigned) totals.get(r.id)!.assignments = Number(r.n);
+  for (const r of tracked) totals.get(r.id)!.events = Number(r.n);
+  return totals;
+}
+
+/** Events recorded for each flag (the export's total_evaluations). */
+export async function flagEventCounts(db: Executor, flagIds: string[]): Promise<Map<string, number>> {
+  const counts = new Map(flagIds.map((id) => [id, 0]));
+  if (flagIds.length === 0) return counts;
+  const rows = await queryRows<{ id: string; n: number }>(db, sql`
+    SELECT feature_flag_id AS id, count(*)::int AS n FROM events WHERE feature_flag_id = ANY(${sql.param(flagIds)}::uuid[]) GROUP BY feature_flag_id`);
+  for (const r of rows) counts.set(r.id, Number(r.n));
+  return counts;
+}
+
+/** Assignments and tracked events created in the period (export overview). */
+export async function periodCounts(db: Executor, period: CreatedPeriod): Promise<{ assignments: number; events: number }> {
+  const [[assigned], [tracked]] = await Promise.all([
+    db.select({ n: sql<number>`count(*)::int` }).from(assignments).where(inPeriod(assignments.createdAt, period)),
+    db.select({ n: sql<number>`count(*)::int` }).from(events).where(and(eq(events.kind, 'track'), inPeriod(events.createdAt, period))),
+  ]);
+  return { assignments: Number(assigned.n), events: Number(tracked.n) };
 }
