@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, Uuid } from '../../platform/schemas.js';
+import { DateTime, JsonObject, Nullable, Uuid } from '../../platform/schemas.js';
 
-const JsonObject = Nullable(Type.Object({}, { additionalProperties: true }));
+const NullableJsonObject = Nullable(JsonObject());
 
 export const AuditLogView = Type.Object({
   id: Uuid(),
@@ -11,9 +11,9 @@ export const AuditLogView = Type.Object({
   action: Type.String(),
   entity_type: Type.String(),
   entity_id: Nullable(Type.String()),
-  before: JsonObject,
-  after: JsonObject,
-  details: JsonObject,
+  before: NullableJsonObject,
+  after: NullableJsonObject,
+  details: NullableJsonObject,
   created_at: DateTime(),
 });
 export type AuditLogView = Static<typeof AuditLogView>;

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+import { DateTime, JsonObject, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
-const JsonObject = Nullable(Type.Object({}, { additionalProperties: true }));
+const NullableJsonObject = Nullable(JsonObject());
 const Count = Type.Integer({ minimum: 0 });
 
 export const ComplianceEvent = Type.Object({
@@ -13,9 +13,9 @@ export const ComplianceEvent = Type.Object({
   resource_id: Nullable(Type.String()),
   actor_id: Nullable(Uuid()),
   actor_username: Nullable(Type.String()),
-  before: JsonObject,
-  after: JsonObject,
-  details: JsonObject,
+  before: NullableJsonObject,
+  after: NullableJsonObject,
+  details: NullableJsonObject,
   previous_signature: Nullable(Type.String({ description: 'hmac_signature of the event at sequence - 1; null for the first' })),
   hmac_signature: Type.String({
     description: 'Hex HMAC-SHA256 with COMPLIANCE_HMAC_KEY over the canonical form, which includes previous_signature',

@@ -6,11 +6,8 @@ import {
   EXPERIMENT_TYPES,
   METRIC_TYPES,
 } from '../../db/schema/experiments.js';
-import { DateTime, Nullable, Pagination, StringEnum, Uuid } from '../../platform/schemas.js';
+import { DateTime, JsonObject, Nullable, Pagination, StringEnum, Uuid } from '../../platform/schemas.js';
 
-/** Any JSON object (stored as sent). */
-const JsonObject = (options: Record<string, unknown> = {}) =>
-  Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true, ...options }));
 const Name = Type.String({ minLength: 1, maxLength: 255 });
 const LongText = Type.String({ maxLength: 10_000 });
 export const KEY_MAX_LENGTH = 100;
