@@ -113,6 +113,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       // A tick in progress finishes before the database it writes to closes.
       await services.scheduler.stop();
       // Events already queued are written before the connections go.
+      await services.assignmentWriter.drain();
       await services.events.drain();
       await ownedBus.close();
       redis?.disconnect();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantResults } from '../../src/modules/results/compare.js';
 import { judge } from '../../src/modules/results/judgement.js';
 import { metricDays, rollUpMetric } from '../../src/modules/results/store.js';
-import { insertAssignmentIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
+import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
 
@@ -71,12 +71,10 @@ describe('incremental rollup', () => {
       const run = randomUUID().slice(0, 8);
       const eventName = `ev-${run}`;
       const db = t.database.db;
-      for (const [i, u] of c.users.entries()) {
-        await insertAssignmentIfAbsent(db, {
-          id: randomUUID(), experimentId: e.id, variantId: variantIds[u.variant], userId: `${run}-${i}`, context: null, source: 'assign',
-          createdAt: new Date(BASE + u.assignedHour * HOUR),
-        });
-      }
+      await insertAssignmentsIfAbsent(db, c.users.map((u, i) => ({
+        id: randomUUID(), experimentId: e.id, variantId: variantIds[u.variant], userId: `${run}-${i}`, context: null, source: 'assign' as const,
+        createdAt: new Date(BASE + u.assignedHour * HOUR),
+      })));
       const rows: EventRow[] = c.events.map((ev) => ({
         id: randomUUID(), eventName, userId: `${run}-${ev.user % c.users.length}`,
         experimentId: ev.tag === 'this' ? e.id : ev.tag === 'other' ? randomUUID() : null,

@@ -15,6 +15,7 @@ import type {
 } from './schemas.js';
 import * as store from './store.js';
 import type { AssignmentRow, EventRow } from './store.js';
+import type { AssignmentWriter } from './writer.js';
 
 export const VIEW_EVENT = '$view';
 export const VARIANT_OF_OTHER_EXPERIMENT = 'variant_id names a variant of another experiment than experiment_id';
@@ -27,6 +28,7 @@ export interface TrackingDeps {
   clock: Clock;
   bus: Bus;
   events: BatchWriter<EventRow>;
+  assignments: AssignmentWriter;
   experiments: {
     findAssignable(key: string): Promise<AssignableExperiment | undefined>;
     findAssignableById(id: string): Promise<AssignableExperiment | undefined>;
@@ -142,11 +144,11 @@ export function createTrackingService(deps: TrackingDeps) {
     weights: Record<string, number> | null, source: 'assign' | 'batch',
   ): Promise<string> {
     const variant = chooseVariant(e, userId, weights);
-    const { row } = await store.insertAssignmentIfAbsent(db, {
+    const held = await deps.assignments.insertIfAbsent({
       id: randomUUID(), experimentId: e.id, variantId: variant.id, userId, context: context ?? null, source, createdAt: clock.now(),
     } satisfies AssignmentRow);
-    remember(e.id, userId, row.variantId);
-    return row.variantId;
+    remember(e.id, userId, held.variantId);
+    return held.variantId;
   }
 
   function view(e: AssignableExperiment, userId: string, variant: Variant, reason: AssignmentReason): AssignmentView {
@@ -195,11 +197,14 @@ export function createTrackingService(deps: TrackingDeps) {
     async assign(body: AssignBody): Promise<AssignmentView> {
       contextProblem(body.context, ['body', 'context']);
       const e = await assignableExperiment(body.experiment_key);
-      let variantId = await existingVariant(e.id, body.user_id);
+      // Known here: one map lookup. Otherwise an eligible user goes straight to insert-if-absent (which returns an
+      // earlier assignment if there is one); only an ineligible user needs a read to learn whether they are enrolled.
+      let variantId = known.get(`${e.id}\u0000${body.user_id}`);
       if (!variantId) {
         const reason = await eligibility(e, body.user_id, body.context ?? {});
-        if (reason !== 'assigned') return view(e, body.user_id, controlOf(e), reason);
-        variantId = await enroll(e, body.user_id, body.context, await deps.banditWeights(e), 'assign');
+        if (reason === 'assigned') variantId = await enroll(e, body.user_id, body.context, await deps.banditWeights(e), 'assign');
+        else variantId = await existingVariant(e.id, body.user_id);
+        if (!variantId) return view(e, body.user_id, controlOf(e), reason);
       }
       await deps.events.write([viewEvent(e, body.user_id, variantId)]);
       return view(e, body.user_id, variantById(e, variantId), 'assigned');

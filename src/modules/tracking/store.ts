@@ -44,20 +44,6 @@ export interface AssignmentRow {
   createdAt: Date;
 }
 
-/**
- * Inserts the assignment unless the user already has one for the experiment, and returns the row that holds: the
- * new one, or the one a concurrent first call stored first (the unique index decides; both callers get the same).
- */
-export async function insertAssignmentIfAbsent(db: Executor, row: AssignmentRow): Promise<{ row: AssignmentRow; created: boolean }> {
-  const [inserted] = await db.insert(assignments).values(row).onConflictDoNothing().returning();
-  if (inserted) return { row: inserted as AssignmentRow, created: true };
-  const [existing] = await db
-    .select()
-    .from(assignments)
-    .where(and(eq(assignments.experimentId, row.experimentId), eq(assignments.userId, row.userId)));
-  return { row: existing as AssignmentRow, created: false };
-}
-
 export async function findAssignment(db: Executor, experimentId: string, userId: string): Promise<AssignmentRow | undefined> {
   const [row] = await db
     .select()
@@ -277,4 +263,37 @@ export async function periodCounts(db: Executor, period: CreatedPeriod): Promise
     db.select({ n: sql<number>`count(*)::int` }).from(events).where(and(eq(events.kind, 'track'), inPeriod(events.createdAt, period))),
   ]);
   return { assignments: Number(assigned.n), events: Number(tracked.n) };
+}
+
+/**
+ * Many insert-if-absent assignments in two statements: one multi-row INSERT … ON CONFLICT DO NOTHING RETURNING, then
+ * one read of the rows that already existed. Returns, for each (experiment, user), the row that holds.
+ */
+export async function insertAssignmentsIfAbsent(db: Executor, rows: AssignmentRow[]): Promise<Map<string, AssignmentRow>> {
+  const key = (experimentId: string, userId: string) => `${experimentId}\u0000${userId}`;
+  const held = new Map<string, AssignmentRow>();
+  if (rows.length === 0) return held;
+  const col = <K extends keyof AssignmentRow>(k: K) => sql.param(rows.map((r) => r[k]));
+  type Returned = { id: string; experiment_id: string; variant_id: string; user_id: string; context: Record<string, unknown> | null; source: 'assign' | 'batch'; created_at: string | Date };
+  const toRow = (r: Returned): AssignmentRow => ({
+    id: r.id, experimentId: r.experiment_id, variantId: r.variant_id, userId: r.user_id, context: r.context, source: r.source, createdAt: new Date(r.created_at),
+  });
+  const inserted = await queryRows<Returned>(db, sql`
+    INSERT INTO assignments (id, experiment_id, variant_id, user_id, context, source, created_at)
+    SELECT * FROM unnest(${col('id')}::uuid[], ${col('experimentId')}::uuid[], ${col('variantId')}::uuid[], ${col('userId')}::text[],
+      ${sql.param(rows.map((r) => (r.context === null ? null : JSON.stringify(r.context))))}::jsonb[], ${col('source')}::text[],
+      ${sql.param(rows.map((r) => r.createdAt.toISOString()))}::timestamptz[])
+    ON CONFLICT (experiment_id, user_id) DO NOTHING
+    RETURNING id, experiment_id, variant_id, user_id, context, source, created_at`);
+  for (const r of inserted) held.set(key(r.experiment_id, r.user_id), toRow(r));
+  const missing = rows.filter((r) => !held.has(key(r.experimentId, r.userId)));
+  if (missing.length) {
+    const existing = await queryRows<Returned>(db, sql`
+      SELECT a.id, a.experiment_id, a.variant_id, a.user_id, a.context, a.source, a.created_at
+      FROM assignments a
+      JOIN unnest(${sql.param(missing.map((r) => r.experimentId))}::uuid[], ${sql.param(missing.map((r) => r.userId))}::text[]) AS m(experiment_id, user_id)
+        ON a.experiment_id = m.experiment_id AND a.user_id = m.user_id`);
+    for (const r of existing) held.set(key(r.experiment_id, r.user_id), toRow(r));
+  }
+  return held;
 }

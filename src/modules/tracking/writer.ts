@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { createBatchWriter } from '../../platform/batch-writer.js';
-import { insertEvents, type EventRow } from './store.js';
+import { insertAssignmentsIfAbsent, insertEvents, type AssignmentRow, type EventRow } from './store.js';
 
 /**
  * The group-commit writer for events and view events. Sizes: a statement carries at most 2,000 rows (one request
@@ -15,4 +15,45 @@ export function createEventWriter(db: Db) {
     concurrency: 4,
     flush: (rows) => insertEvents(db, rows),
   });
+}
+
+interface PendingAssignment {
+  row: AssignmentRow;
+  /** Receives the row that holds for (experiment, user): this one, or one stored first. */
+  settle(held: AssignmentRow): void;
+}
+
+export interface AssignmentWriter {
+  insertIfAbsent(row: AssignmentRow): Promise<AssignmentRow>;
+  drain(): Promise<void>;
+}
+
+/**
+ * Group commit for first assignments: concurrent new users are stored with one multi-row insert-if-absent. Each
+ * caller is answered with the row that holds once it is committed, so concurrent first calls for one user still
+ * agree (the unique index decides, across requests and processes alike).
+ */
+export function createAssignmentWriter(db: Db): AssignmentWriter {
+  const key = (r: AssignmentRow) => `${r.experimentId}\u0000${r.userId}`;
+  const writer = createBatchWriter<PendingAssignment>({
+    name: 'assignments',
+    maxBatchRows: 1_000,
+    maxQueuedRows: 50_000,
+    concurrency: 4,
+    async flush(pending) {
+      // Two requests for one user in the same batch: the first one's row is proposed, both get what holds.
+      const proposed = new Map<string, AssignmentRow>();
+      for (const p of pending) if (!proposed.has(key(p.row))) proposed.set(key(p.row), p.row);
+      const held = await insertAssignmentsIfAbsent(db, [...proposed.values()]);
+      for (const p of pending) p.settle(held.get(key(p.row))!);
+    },
+  });
+  return {
+    async insertIfAbsent(row) {
+      let result: AssignmentRow | undefined;
+      await writer.write([{ row, settle: (held) => (result = held) }]);
+      return result!;
+    },
+    drain: () => writer.drain(),
+  };
 }
