@@ -80,7 +80,9 @@ export interface Measured {
   non2xx: number;
 }
 
+/** A 3-second warm-up (JIT, connection pools) whose numbers are discarded, then the measured run. */
 export async function measure(label: string, options: autocannon.Options): Promise<Measured> {
+  await autocannon({ connections: 50, ...options, duration: 3 });
   const result = await autocannon({ connections: 50, duration: 10, ...options });
   return {
     label,

@@ -3,6 +3,7 @@
  * POST /tracking/batch with 100 events a request, against the built server on real Postgres.
  * Run: npm run build && npx tsx bench/tracking.ts   (targets: assign >= 3,000 req/s, p99 < 25 ms; >= 50,000 events/s)
  */
+import { loadavg } from 'node:os';
 import { api, machine, measure, signIn, startServer, table, writeSection } from './lib.js';
 
 const server = await startServer();
@@ -36,8 +37,8 @@ try {
   console.table(results);
   writeSection('tracking', `## Tracking (issue 5)
 
-Machine: ${machine()}; PostgreSQL 15 on the same machine; autocannon with 50 connections for 10 s per scenario,
-sharing the 2 cores with the server. Command: \`npm run build && npx tsx bench/tracking.ts\`.
+Machine: ${machine()}; PostgreSQL 15 on the same machine; 1-minute load average ${loadavg()[0].toFixed(1)} before the run;
+autocannon with 50 connections, 3 s warm-up then 10 s measured per scenario, sharing the 2 cores with the server. Command: \`npm run build && npx tsx bench/tracking.ts\`.
 
 ${table(results)}
 

@@ -16,6 +16,7 @@ import {
 } from '../../src/modules/mutual-exclusion/service.js';
 import { DRAFT_NOT_FOUND, DRAFT_SUBMITTED } from '../../src/modules/wizard/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { fisherExactTwoSided } from '../../src/stats/index.js';
 
 const clock = fixedClock(new Date('2031-09-01T10:00:00.000Z'));
 let t: TestApp;
@@ -259,16 +260,29 @@ describe('global holdout', () => {
     expect((await call('GET', `${HOLDOUT}/check/alice`)).statusCode).toBe(401);
   });
 
-  it('answers results as beta with the definition and no numbers', async () => {
+  it('answers beta results: held-out users against everyone else, per tracked event', async () => {
     const active = (await call('GET', HOLDOUT, viewer)).json();
+    const key = (await t.apiKey(dev)).headers;
+    const users = Array.from({ length: 40 }, (_, i) => `hr-${i}`);
+    for (const [i, user] of users.entries()) {
+      const event = i % 3 === 0 ? 'signup' : 'page_view';
+      await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers: key, payload: { event_type: event, user_id: user } });
+    }
     const res = await call('GET', `${HOLDOUT}/${active.id}/results`, analyst);
-    expect(res.json()).toEqual({
-      holdout: active,
-      analysis_status: 'beta',
-      analysis_notice: RESULTS_NOTICE,
-      users_in_holdout: null,
-      users_in_experiments: null,
-      metrics: null,
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    const held = users.filter((u) => isInHoldout(active, u));
+    expect(body).toMatchObject({ holdout: active, analysis_status: 'beta', analysis_notice: RESULTS_NOTICE, users_in_holdout: held.length });
+    const signup = body.metrics.find((m: Json) => m.event_name === 'signup');
+    const heldSignups = users.filter((u, i) => i % 3 === 0 && held.includes(u)).length;
+    const exposedSignups = users.filter((u, i) => i % 3 === 0 && !held.includes(u)).length;
+    const exposed = users.length - held.length;
+    expect(signup).toEqual({
+      event_name: 'signup',
+      holdout_users: held.length, holdout_converters: heldSignups, holdout_rate: heldSignups / held.length,
+      exposed_users: exposed, exposed_converters: exposedSignups, exposed_rate: exposedSignups / exposed,
+      relative_lift: heldSignups ? (exposedSignups / exposed - heldSignups / held.length) / (heldSignups / held.length) : null,
+      p_value: fisherExactTwoSided(heldSignups, held.length, exposedSignups, exposed),
     });
     expect((await call('GET', `${HOLDOUT}/00000000-0000-4000-8000-000000000000/results`, viewer)).statusCode).toBe(404);
     const doc = (await call('GET', '/api/v1/openapi.json')).json();

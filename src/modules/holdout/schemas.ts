@@ -47,9 +47,21 @@ export const HoldoutResults = Type.Object({
   holdout: HoldoutView,
   analysis_status: StringEnum(['ga', 'beta']),
   analysis_notice: Type.String(),
-  users_in_holdout: Nullable(Type.Integer()),
-  users_in_experiments: Nullable(Type.Integer()),
-  metrics: Nullable(Type.Array(Type.Object({}, { additionalProperties: true }))),
+  users_in_holdout: Type.Integer(),
+  users_in_experiments: Type.Integer(),
+  metrics: Type.Array(
+    Type.Object({
+      event_name: Type.String(),
+      holdout_users: Type.Integer(),
+      holdout_converters: Type.Integer({ description: 'Held-out users who sent the event' }),
+      holdout_rate: Nullable(Type.Number()),
+      exposed_users: Type.Integer(),
+      exposed_converters: Type.Integer(),
+      exposed_rate: Nullable(Type.Number()),
+      relative_lift: Nullable(Type.Number({ description: 'Exposed rate relative to the held-out rate' })),
+      p_value: Nullable(Type.Number({ description: "Fisher's exact test, two-sided" })),
+    }),
+  ),
 });
 
 export const HoldoutParams = Type.Object({ holdout_id: Uuid() });

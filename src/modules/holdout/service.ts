@@ -10,13 +10,17 @@ import { isInHoldout } from './membership.js';
 import type { HoldoutCreate, HoldoutUpdate, HoldoutView } from './schemas.js';
 import * as store from './store.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import { fisherExactTwoSided } from '../../stats/index.js';
 
 export const HOLDOUT_NOT_FOUND = 'Holdout not found';
 export const ANOTHER_HOLDOUT_ACTIVE = 'Another global holdout is active; deactivate it first (PUT /api/v1/holdout/{id} with is_active false)';
 /** Announced after every change, so each process reloads the active holdout it keeps in memory. */
 export const HOLDOUT_CHANGED = 'holdout.changed';
 export const RESULTS_NOTICE =
-  'Beta: holdout comparison is not computed yet; this answer carries the holdout definition and no numbers.';
+  'Beta: users seen through tracked events since the holdout began (at most 100,000, most recently active first) are split by holdout membership; per event, the share of held-out users who sent it is compared with everyone else by Fisher\'s exact test.';
+/** Users read for one holdout analysis: enough for stable rates, bounded so the route cannot exhaust memory. */
+export const RESULTS_USER_LIMIT = 100_000;
+const RESULTS_EVENT_LIMIT = 20;
 
 export function toHoldoutView(row: HoldoutRow): HoldoutView {
   return {
@@ -33,7 +37,16 @@ export function toHoldoutView(row: HoldoutRow): HoldoutView {
 /** The partial unique index allows one active holdout; a race to activate a second one loses with a 23505. */
 export type HoldoutService = ReturnType<typeof createHoldoutService>;
 
-export function createHoldoutService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
+export interface HoldoutDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  bus: Bus;
+  /** Tracking's read of users seen since a time (with their event names) and of assigned users. */
+  usersSeenSince(since: Date, limit: number): Promise<{ users: Array<{ userId: string; eventNames: string[] }>; assignedUsers: number }>;
+}
+
+export function createHoldoutService(deps: HoldoutDeps) {
   const { db, audit, clock } = deps;
 
   /**
@@ -149,14 +162,43 @@ export function createHoldoutService(deps: { db: Db; audit: AuditLog; clock: Clo
      * Beta. Counting users in and out of the holdout needs the assignment records, which tracking owns; until it
      * offers them the answer is the definition with null numbers, marked beta (spec: analysis_notice when beta).
      */
+    /** Beta comparison of held-out users against everyone else (RESULTS_NOTICE says how). */
     async results(id: string) {
+      const holdout = toHoldoutView(await mustFind(id));
+      const { users, assignedUsers } = await deps.usersSeenSince(new Date(holdout.created_at), RESULTS_USER_LIMIT);
+      const held = users.filter((u) => isInHoldout(holdout, u.userId));
+      const exposed = users.length - held.length;
+      const senders = new Map<string, { held: number; exposed: number }>();
+      for (const u of users) {
+        const inHoldout = isInHoldout(holdout, u.userId);
+        for (const name of u.eventNames) {
+          const count = senders.get(name) ?? { held: 0, exposed: 0 };
+          if (inHoldout) count.held++;
+          else count.exposed++;
+          senders.set(name, count);
+        }
+      }
+      const metrics = [...senders.entries()]
+        .sort((a, b) => b[1].held + b[1].exposed - (a[1].held + a[1].exposed) || a[0].localeCompare(b[0]))
+        .slice(0, RESULTS_EVENT_LIMIT)
+        .map(([eventName, c]) => {
+          const heldRate = held.length ? c.held / held.length : null;
+          const exposedRate = exposed ? c.exposed / exposed : null;
+          return {
+            event_name: eventName,
+            holdout_users: held.length, holdout_converters: c.held, holdout_rate: heldRate,
+            exposed_users: exposed, exposed_converters: c.exposed, exposed_rate: exposedRate,
+            relative_lift: heldRate && exposedRate !== null ? (exposedRate - heldRate) / heldRate : null,
+            p_value: held.length && exposed ? fisherExactTwoSided(c.held, held.length, c.exposed, exposed) : null,
+          };
+        });
       return {
-        holdout: toHoldoutView(await mustFind(id)),
+        holdout,
         analysis_status: 'beta' as const,
         analysis_notice: RESULTS_NOTICE,
-        users_in_holdout: null,
-        users_in_experiments: null,
-        metrics: null,
+        users_in_holdout: held.length,
+        users_in_experiments: assignedUsers,
+        metrics,
       };
     },
   };

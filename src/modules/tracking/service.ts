@@ -316,6 +316,9 @@ export function createTrackingService(deps: TrackingDeps) {
     flagEventCounts: (flagIds: string[]) => store.flagEventCounts(db, flagIds),
     periodCounts: (period: CreatedPeriod) => store.periodCounts(db, period),
 
+    /** For holdout results: users seen since a time, with their event names, and the assigned user count. */
+    usersSeenSince: (since: Date, limit: number) => store.usersSeenSince(db, since, limit),
+
     /** For segment preview: recent assignment contexts (each with its user_id). */
     sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
 

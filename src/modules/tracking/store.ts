@@ -297,3 +297,18 @@ export async function insertAssignmentsIfAbsent(db: Executor, rows: AssignmentRo
   }
   return held;
 }
+
+/**
+ * Users who sent tracked events since `since`, each with the distinct event names they sent (holdout results),
+ * most recently active first, at most `limit` users; and how many distinct users were assigned since then.
+ */
+export async function usersSeenSince(db: Executor, since: Date, limit: number) {
+  const [users, [assigned]] = await Promise.all([
+    queryRows<{ user_id: string; event_names: string[] }>(db, sql`
+      SELECT user_id, array_agg(DISTINCT event_name) AS event_names
+      FROM events WHERE kind = 'track' AND user_id IS NOT NULL AND created_at >= ${since.toISOString()}::timestamptz
+      GROUP BY user_id ORDER BY max(created_at) DESC LIMIT ${limit}`),
+    queryRows<{ n: number }>(db, sql`SELECT count(DISTINCT user_id)::int AS n FROM assignments WHERE created_at >= ${since.toISOString()}::timestamptz`),
+  ]);
+  return { users: users.map((u) => ({ userId: u.user_id, eventNames: u.event_names })), assignedUsers: Number(assigned.n) };
+}
