@@ -1,51 +1,16 @@
 /**
  * Feature flag evaluation benchmark (issue 4): GET /api/v1/feature-flags/user/{user_id} with 50 active flags of 3
  * conditions each, against a bare Fastify route answering JSON of the same size, each server in its own process.
- * The service runs from source (tsx) on real Postgres in its own schema, rate limits and scheduler off.
- * Run: npx tsx bench/flags.ts   (targets: >= 50% of the bare route's req/s, p99 < 10 ms at 50 connections)
+ * The service is the built one (bench/lib.ts startServer) on real Postgres in its own schema, rate limits and
+ * scheduler off. The machine is shared: the 1-minute load average is recorded around the measurement.
+ * Run: npm run build && npx tsx bench/flags.ts   (targets: >= 50% of the bare route's req/s, p99 < 10 ms at 50 connections)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { api, BENCH_DATABASE_URL, machine, measure, table, writeSection } from './lib.js';
+import { loadavg } from 'node:os';
+import { api, machine, measure, signIn, startServer, table, waitForHealth, writeSection } from './lib.js';
 
 const FLAGS = 50;
 const CONTEXT = encodeURIComponent(JSON.stringify({ country: 'US', plan: 'pro', app_version: '2.4.1', user: { age: 31 } }));
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
-  await client.connect();
-  await client.query(text);
-  await client.end();
-}
-
-async function waitFor(url: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
-    if (i > 300) throw new Error(`${url} did not answer`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function stop(child: ChildProcess): Promise<unknown> {
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  return exited;
-}
-
-/** The service from source, through the same tsx loader this script runs under. */
-async function startService(schema: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts'], {
-    env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', SCHEDULER_ENABLED: 'false',
-      DATABASE_URL: `${BENCH_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-      FIRST_SUPERUSER_EMAIL: 'bench@example.com', FIRST_SUPERUSER_PASSWORD: 'Bench-passw0rd', BCRYPT_ROUNDS: '4',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  await waitFor(`http://127.0.0.1:${port}/health`);
-  return child;
-}
 
 /** A bare Fastify route returning a fixed JSON object: the ceiling for a route of this response size. */
 async function startBare(body: string, port: number): Promise<ChildProcess> {
@@ -58,9 +23,17 @@ async function startBare(body: string, port: number): Promise<ChildProcess> {
     await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
     process.on('SIGTERM', () => app.close().then(() => process.exit(0)));`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', code], { env: { ...process.env, BODY: body, PORT: String(port) }, stdio: 'inherit' });
-  await waitFor(`http://127.0.0.1:${port}/health`);
+  await waitForHealth(`http://127.0.0.1:${port}`);
   return child;
 }
+
+function stop(child: ChildProcess): Promise<unknown> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+const load = () => loadavg()[0].toFixed(1);
 
 /** Three conditions per flag, on the operators SDK users reach for most: list, version and equality. */
 function flagBody(i: number) {
@@ -80,30 +53,27 @@ function flagBody(i: number) {
   };
 }
 
-const schema = `bench_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-const appPort = 30_000 + Math.floor(Math.random() * 10_000);
-const barePort = appPort + 1;
-await adminQuery(`CREATE SCHEMA ${schema}`);
-const children: ChildProcess[] = [];
+const server = await startServer();
+let bareServer: ChildProcess | undefined;
 try {
-  children.push(await startService(schema, appPort));
-  const base = `http://127.0.0.1:${appPort}`;
-  const { access_token } = await api<{ access_token: string }>(base, 'POST', '/api/v1/auth/login', { email: 'bench@example.com', password: 'Bench-passw0rd' });
-  const bearer = { authorization: `Bearer ${access_token}` };
-  const { key } = await api<{ key: string }>(base, 'POST', '/api/v1/api-keys', { name: 'bench' }, bearer);
+  const base = server.base;
+  const { bearer, key } = await signIn(base);
   let n = 0;
   const userPath = () => `/api/v1/feature-flags/user/user-${n++ % 100_000}?context=${CONTEXT}`;
-  const flagRoute = { url: base, headers: { 'x-api-key': key }, requests: [{ setupRequest: (req: object) => ({ ...req, path: userPath() }) }] };
+  const flagRoute = { url: base, headers: key, requests: [{ setupRequest: (req: object) => ({ ...req, path: userPath() }) }] };
   await measure('warm-up', { ...flagRoute, duration: 3 });
   // The same route before any flag exists: what routing, API-key auth, context checks and serialisation cost alone.
   const empty = await measure('same route, no flags yet', flagRoute);
   for (let i = 0; i < FLAGS; i++) await api(base, 'POST', '/api/v1/feature-flags/', flagBody(i), bearer);
-  const sample = await fetch(`${base}/api/v1/feature-flags/user/sample?context=${CONTEXT}`, { headers: { 'x-api-key': key } }).then((r) => r.text());
+  const sample = await fetch(`${base}/api/v1/feature-flags/user/sample?context=${CONTEXT}`, { headers: key }).then((r) => r.text());
   if (Object.keys(JSON.parse(sample)).length !== FLAGS) throw new Error(`unexpected answer: ${sample}`);
-  children.push(await startBare(sample, barePort));
+  const barePort = Number(new URL(base).port) + 1;
+  bareServer = await startBare(sample, barePort);
 
   await measure('warm-up', { ...flagRoute, duration: 3 });
+  const loadBefore = load();
   const flags = await measure(`GET /feature-flags/user/{id}, ${FLAGS} flags x 3 conditions`, flagRoute);
+  const loadAfter = load();
   await measure('warm-up', { url: `http://127.0.0.1:${barePort}/bare/u`, duration: 3 });
   const bare = await measure('bare Fastify route, same JSON', {
     url: `http://127.0.0.1:${barePort}`, requests: [{ setupRequest: (req) => ({ ...req, path: `/bare/user-${n++ % 100_000}` }) }],
@@ -113,19 +83,20 @@ try {
   console.log(`share of bare throughput: ${share}% (target >= 50%), p99 ${flags.p99} ms (target < 10 ms)`);
   writeSection('flags', `## Feature flags: GET /api/v1/feature-flags/user/{user_id} (issue 4)
 
-Machine: ${machine()}; PostgreSQL on the same machine, which is shared with other work (numbers vary between runs).
-Each server runs in its own process (the service from source through tsx, rate limits and scheduler off); autocannon
+Machine: ${machine()}; PostgreSQL on the same machine, which is shared with other work (numbers vary between runs);
+1-minute load average ${loadBefore} before and ${loadAfter} after the flag route's measurement.
+Each server runs in its own process (the built service, rate limits and scheduler off); autocannon
 runs in a third, 50 connections for 10 s after a 3 s warm-up, a different user id per request and a 4-attribute
 context. ${FLAGS} active flags, each with 3 conditions (\`in\`, \`semver_gte\`, \`equals\`/\`gte\`) and a 50% rollout.
 The bare route is a Fastify route answering the same ${sample.length}-byte JSON object; "no flags yet" is the flag route
 measured before the flags are created (routing, API-key auth, context checks, serialisation of an empty map).
-Command: \`npx tsx bench/flags.ts\`.
+Command: \`npm run build && npx tsx bench/flags.ts\`.
 
 ${table([flags, empty, bare])}
 
 Flag route throughput: **${share}%** of the bare route (target at least 50%); p99 **${flags.p99} ms** (target under 10 ms).
 Evaluations read no database row: the compiled ruleset is held in memory and rebuilt after a flag or segment write.`);
 } finally {
-  for (const child of children.reverse()) await stop(child);
-  await adminQuery(`DROP SCHEMA ${schema} CASCADE`);
+  if (bareServer) await stop(bareServer);
+  await server.stop();
 }

@@ -26,7 +26,7 @@ import { createWizardService } from './modules/wizard/service.js';
 import { createSchedulerHealthService } from './modules/scheduler/service.js';
 import { createTrackingService } from './modules/tracking/service.js';
 import { normaliseSplitUrlConfig } from './modules/split-url/config.js';
-import { createEventWriter } from './modules/tracking/writer.js';
+import { createAssignmentWriter, createEventWriter } from './modules/tracking/writer.js';
 import { ensureEventPartitions } from './modules/tracking/partitions.js';
 import { variantMetricStats } from './modules/tracking/store.js';
 import { createCountersService } from './modules/counters/service.js';
@@ -118,7 +118,7 @@ export function createServices(deps: PlatformDeps) {
     announce: (kind, payload) => void notifications.notify(kind, payload),
   });
   const mutualExclusion = createMutualExclusionService({ db, audit, clock, bus, experiments });
-  const holdout = createHoldoutService({ db, audit, clock, bus });
+  const holdout = createHoldoutService({ db, audit, clock, bus, usersSeenSince: (since, limit) => tracking.usersSeenSince(since, limit) });
   const wizard = createWizardService({ db, audit, clock, experiments });
   const scheduler = createScheduler({
     database: deps.database,
@@ -129,12 +129,13 @@ export function createServices(deps: PlatformDeps) {
   scheduler.register('experiment-auto-start', 60, (now) => experiments.startScheduled(now));
   scheduler.register('experiment-auto-complete', 60, (now) => experiments.completeEnded(now));
   const events = createEventWriter(db);
+  const assignmentWriter = createAssignmentWriter(db);
   const bandit = createBanditService({
     db, clock, bus, audit, experiments,
     metricStats: (experimentId, eventName) => variantMetricStats(db, experimentId, eventName),
   });
   const tracking = createTrackingService({
-    db, clock, bus, events,
+    db, clock, bus, events, assignments: assignmentWriter,
     experiments,
     flags: {
       idByKey: async (key) => (await flags.snapshot()).byKey.get(key)?.row.id,
@@ -200,8 +201,8 @@ export function createServices(deps: PlatformDeps) {
   const etl = createEtlService({ db, audit, config: platform.etl, glue: createGlueClient(platform.etl) });
   const splitUrl = createSplitUrlService({ experiments });
   // The results engine is not wired yet: until it is, every export result column is empty (issue 8).
-  const dataExport = createExportService({ db, clock, results: { resultsFor: (id) => results.exportResults(id) } });
-  return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
+  const dataExport = createExportService({ clock, results: { resultsFor: (id) => results.exportResults(id) }, experiments, flags, tracking });
+  return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -51,7 +51,7 @@ export interface Explanation {
 
 type Obj = Record<string, unknown>;
 
-function lookupSegment(env: EvaluationEnv, id: string): CompiledSegment | undefined {
+export function lookupSegment(env: EvaluationEnv, id: string): CompiledSegment | undefined {
   try {
     return env.segments?.(id) ?? undefined;
   } catch {

@@ -54,7 +54,8 @@ export function hasTargetingRules(rules: unknown): boolean {
   return true;
 }
 
-function describe(conditions: string[]): string {
+/** The `rule` text: the first MAX_RULE_PARTS satisfied conditions, ", …" when there are more. */
+export function describeRule(conditions: string[]): string {
   const parts = conditions.slice(0, MAX_RULE_PARTS);
   return conditions.length > MAX_RULE_PARTS ? `${parts.join(', ')}, …` : parts.join(', ');
 }
@@ -80,7 +81,7 @@ export function evaluateFlag(
     if (!isRuleSetShape(rules)) return { enabled: false, reason: 'targeting_miss' };
     const { matched, matchedConditions } = explainRuleSet(rules, withUserId(context, userId), env);
     if (!matched) return { enabled: false, reason: 'targeting_miss' };
-    const extra = matchedConditions.length > 0 ? { rule: describe(matchedConditions) } : {};
+    const extra = matchedConditions.length > 0 ? { rule: describeRule(matchedConditions) } : {};
     return rolledIn ? { enabled: true, reason: 'targeting_match', ...extra } : { enabled: false, reason: 'rollout', ...extra };
   } catch {
     // SegmentError (missing / invalid segment) — and, defensively, anything else.

@@ -17,35 +17,25 @@ export const BUCKETING = { name: 'murmur3_32', version: 1 } as const;
 /** Buckets per unit interval: bucket ∈ [0, BUCKET_COUNT); 1 bucket = 0.01 %. */
 export const BUCKET_COUNT = 10000;
 
-const encoder = new TextEncoder();
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
 
-/** MurmurHash3 x86 32-bit of `bytes` with `seed`, as an unsigned 32-bit integer. */
-export function murmur3_32(bytes: Uint8Array, seed = 0): number {
-  const c1 = 0xcc9e2d51;
-  const c2 = 0x1b873593;
-  const len = bytes.length;
-  const blocks = len & ~3;
-  let h = seed >>> 0;
-  for (let i = 0; i < blocks; i += 4) {
-    let k = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
-    k = Math.imul(k, c1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, c2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  const tail = len & 3;
-  if (tail > 0) {
-    let k = 0;
-    if (tail === 3) k ^= bytes[blocks + 2] << 16;
-    if (tail >= 2) k ^= bytes[blocks + 1] << 8;
-    k ^= bytes[blocks];
-    k = Math.imul(k, c1);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, c2);
-    h ^= k;
-  }
+/** One 32-bit block of input, as MurmurHash3 scrambles it before mixing into the state. */
+function scramble(k: number): number {
+  k = Math.imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  return Math.imul(k, C2);
+}
+
+function mixBlock(h: number, k: number): number {
+  h ^= scramble(k);
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** Tail (`pending` holds the last `len & 3` bytes, little-endian), length and avalanche. */
+function finish(h: number, pending: number, len: number): number {
+  if ((len & 3) !== 0) h ^= scramble(pending);
   h ^= len;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
@@ -55,15 +45,91 @@ export function murmur3_32(bytes: Uint8Array, seed = 0): number {
   return h >>> 0;
 }
 
+/** MurmurHash3 x86 32-bit of `bytes` with `seed`, as an unsigned 32-bit integer. */
+export function murmur3_32(bytes: Uint8Array, seed = 0): number {
+  const len = bytes.length;
+  const blocks = len & ~3;
+  let h = seed >>> 0;
+  for (let i = 0; i < blocks; i += 4) {
+    h = mixBlock(h, bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
+  }
+  let pending = 0;
+  for (let i = len - 1; i >= blocks; i--) pending = (pending << 8) | bytes[i];
+  return finish(h, pending, len);
+}
+
+/**
+ * MurmurHash3 x86 32-bit of the UTF-8 bytes of `first`, or of `first + ":" + second` when `second` is given, after
+ * the bytes already hashed into (h, pending, len), encoding inside the hash loop: no string is joined and no byte
+ * buffer allocated (hashing runs once per flag and user). Encodes exactly like TextEncoder: a surrogate pair as one
+ * 4-byte code point, a lone surrogate as U+FFFD.
+ */
+function murmur3Utf8(h: number, pending: number, len: number, first: string, second: string | undefined): number {
+  const parts = second === undefined ? 1 : 3;
+  for (let part = 0; part < parts; part++) {
+    const s = part === 0 ? first : part === 1 ? ':' : (second as string);
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c < 0x80) {
+        pending |= c << ((len & 3) << 3);
+        if ((++len & 3) === 0) {
+          h = mixBlock(h, pending);
+          pending = 0;
+        }
+        continue;
+      }
+      let count: number;
+      if (c < 0x800) count = 2;
+      else if (c < 0xd800 || c > 0xdfff) count = 3;
+      else {
+        const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          count = 4;
+          i++;
+        } else {
+          c = 0xfffd;
+          count = 3;
+        }
+      }
+      for (let j = count - 1; j >= 0; j--) {
+        const bits = c >>> (6 * j);
+        const byte = j === count - 1 ? (count === 2 ? 0xc0 : count === 3 ? 0xe0 : 0xf0) | bits : 0x80 | (bits & 0x3f);
+        pending |= byte << ((len & 3) << 3);
+        if ((++len & 3) === 0) {
+          h = mixBlock(h, pending);
+          pending = 0;
+        }
+      }
+    }
+  }
+  return finish(h, pending, len);
+}
+
 /** MurmurHash3 x86 32-bit of the UTF-8 bytes of a string. */
 export function murmur3_32_string(text: string, seed = 0): number {
-  return murmur3_32(encoder.encode(text), seed);
+  return murmur3Utf8(seed >>> 0, 0, 0, String(text), undefined);
 }
+
+const toBucket = (h: number): number => Math.floor((h * BUCKET_COUNT) / 0x1_0000_0000);
 
 /** THE bucketing function: (salt, unitId) → integer bucket in [0, 10000). */
 export function bucketFor(salt: string, unitId: string): number {
-  const h = murmur3_32(encoder.encode(`${salt}:${unitId}`), 0);
-  return Math.floor((h * BUCKET_COUNT) / 0x1_0000_0000);
+  return toBucket(murmur3Utf8(0, 0, 0, String(salt), String(unitId)));
+}
+
+/**
+ * `unitId => bucketFor(salt, unitId)` with the hash of `salt + ":"` computed once (a flag's salt is fixed, its
+ * users are not). The prefix ends with ":", so no surrogate pair spans it and the unit id: the bytes are the same.
+ */
+export function bucketerFor(salt: string): (unitId: string) => number {
+  const prefix = new TextEncoder().encode(`${salt}:`);
+  const blocks = prefix.length & ~3;
+  let h = 0;
+  for (let i = 0; i < blocks; i += 4) h = mixBlock(h, prefix[i] | (prefix[i + 1] << 8) | (prefix[i + 2] << 16) | (prefix[i + 3] << 24));
+  let pending = 0;
+  for (let i = prefix.length - 1; i >= blocks; i--) pending = (pending << 8) | prefix[i];
+  return (unitId) => toBucket(murmur3Utf8(h, pending, prefix.length, String(unitId), undefined));
 }
 
 /** Percentage (0..100, steps of 0.01) → number of buckets, clamped; non-finite → 0. */

@@ -63,6 +63,7 @@ export {
   murmur3_32,
   murmur3_32_string,
   bucketFor,
+  bucketerFor,
   percentageToBuckets,
   inRollout,
   pickWeighted,
@@ -72,3 +73,5 @@ export {
   mutexSalt,
 } from './hash.js';
 export { evaluateFlag, hasTargetingRules, type FlagDefinition, type FlagReason, type FlagEvaluation } from './flag.js';
+export { compileRuleSet, type RuleSetEvaluator } from './compile.js';
+export { compileFlag, compileFlags, type FlagEvaluator, type FlagSetEvaluator } from './compile-flag.js';

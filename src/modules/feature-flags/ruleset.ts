@@ -1,6 +1,14 @@
 import type { FeatureFlagRow } from '../../db/schema/flags.js';
 import type { Clock } from '../../platform/clock.js';
-import { evaluateFlag, type CompiledSegment, type EvaluationEnv, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
+import {
+  compileFlag,
+  compileFlags,
+  type CompiledSegment,
+  type EvaluationEnv,
+  type FlagDefinition,
+  type FlagEvaluator,
+  type FlagSetEvaluator,
+} from '../../targeting/index.js';
 import { compileSegment, type SegmentDefinition } from '../segments/service.js';
 
 /**
@@ -13,6 +21,8 @@ import { compileSegment, type SegmentDefinition } from '../segments/service.js';
 export interface CompiledFlag {
   row: FeatureFlagRow;
   definition: FlagDefinition;
+  /** The definition compiled once for this snapshot: every evaluation of the flag goes through it. */
+  evaluator: FlagEvaluator;
   /** The id_list segments the rules name: their membership is looked up per evaluation. */
   idListSegmentIds: string[];
 }
@@ -23,8 +33,14 @@ export interface RulesetSnapshot {
   byKey: Map<string, CompiledFlag>;
   /** The flags that are not archived (what the user route answers for). */
   live: CompiledFlag[];
+  /** `live` compiled together: evaluateAll answers for every live flag, in `live` order, sharing repeated work. */
+  liveEvaluator: FlagSetEvaluator;
+  /** The id_list segments the active flags of `live` name: the memberships the user route looks up. */
+  liveIdListSegmentIds: string[];
   /** The segments the flags name (absent: the id names no segment). */
   segments: Map<string, SegmentDefinition>;
+  /** The segments as the evaluator takes them, id_list ones holding nobody: for evaluations needing no membership. */
+  withoutMembers: EvaluationEnv;
 }
 
 export interface RulesetSource {
@@ -32,23 +48,40 @@ export interface RulesetSource {
   segmentDefinitions(ids: string[]): Promise<SegmentDefinition[]>;
 }
 
+/** id_list membership when none was looked up (no active flag evaluated names one, or no string subject). */
+const NOBODY = () => false;
+
 export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapshot> {
   const rows = await source.allFlags();
   const segmentIds = [...new Set(rows.flatMap((r) => r.segmentIds))];
   const segments = new Map((await source.segmentDefinitions(segmentIds)).map((s) => [s.id, s]));
-  const flags = rows.map((row): CompiledFlag => ({
+  const definitions = rows.map((row): FlagDefinition => ({
+    key: row.key,
+    is_active: row.status === 'ACTIVE',
+    status: row.status.toLowerCase(),
+    rollout_percentage: row.rolloutPercentage,
+    targeting_rules: row.targetingRules ?? null,
+  }));
+  const isLive = (row: FeatureFlagRow) => row.status !== 'ARCHIVED';
+  const liveEvaluator = compileFlags(definitions.filter((_, i) => isLive(rows[i])));
+  let liveIndex = 0;
+  const flags = rows.map((row, i): CompiledFlag => ({
     row,
-    definition: {
-      key: row.key,
-      is_active: row.status === 'ACTIVE',
-      status: row.status.toLowerCase(),
-      rollout_percentage: row.rolloutPercentage,
-      targeting_rules: row.targetingRules ?? null,
-    },
+    definition: definitions[i],
+    evaluator: isLive(row) ? liveEvaluator.flags[liveIndex++] : compileFlag(definitions[i]),
     idListSegmentIds: row.segmentIds.filter((id) => segments.get(id)?.kind === 'id_list'),
   }));
-  const live = flags.filter((f) => f.row.status !== 'ARCHIVED');
-  return { flags, byKey: new Map(flags.map((f) => [f.row.key, f])), live, segments };
+  const live = flags.filter((f) => isLive(f.row));
+  const withoutMembers = new Map([...segments].map(([id, def]): [string, CompiledSegment] => [id, compileSegment(def, NOBODY)]));
+  return {
+    flags,
+    byKey: new Map(flags.map((f) => [f.row.key, f])),
+    live,
+    liveEvaluator,
+    liveIdListSegmentIds: [...new Set(live.flatMap(flagIdListSegmentIds))],
+    segments,
+    withoutMembers: { segments: (id) => withoutMembers.get(id) },
+  };
 }
 
 /**
@@ -79,32 +112,31 @@ export function createRulesetCache(load: () => Promise<RulesetSnapshot>, clock: 
 }
 
 /**
- * Evaluates flags of one snapshot for one user. The rules see `user_id` from the context when it sets its own, else
- * the given user id (evaluateFlag's rule), so id_list membership is looked up for that same subject.
+ * The segments for evaluating flags of one snapshot for one user. The rules see `user_id` from the context when it
+ * sets its own, else the given user id (evaluateFlag's rule), so id_list membership is looked up for that same
+ * subject, and only when an active flag evaluated names an id_list segment (`idListSegmentIds`).
  */
-export async function evaluateFlags(
+export async function segmentsFor(
   snapshot: RulesetSnapshot,
-  flags: CompiledFlag[],
+  idListSegmentIds: string[],
   userId: string,
   context: Record<string, unknown>,
   memberOf: (memberId: string, segmentIds: string[]) => Promise<Set<string>>,
-): Promise<FlagEvaluation[]> {
-  const ownUserId = Object.prototype.hasOwnProperty.call(context, 'user_id');
-  const subject = ownUserId ? context.user_id : userId;
-  // Set once here, evaluateFlag would copy the context for every flag to add the same user_id.
-  const seen = ownUserId ? context : { ...context, user_id: userId };
-  const idLists = [...new Set(flags.filter((f) => f.definition.is_active).flatMap((f) => f.idListSegmentIds))];
-  const members = idLists.length > 0 && typeof subject === 'string' ? await memberOf(subject, idLists) : new Set<string>();
+): Promise<EvaluationEnv> {
+  const subject = Object.prototype.hasOwnProperty.call(context, 'user_id') ? context.user_id : userId;
+  if (idListSegmentIds.length === 0 || typeof subject !== 'string') return snapshot.withoutMembers;
+  const members = await memberOf(subject, idListSegmentIds);
   const isMemberOf = (segmentId: string, memberId: string) => memberId === subject && members.has(segmentId);
-  const compiled = new Map<string, CompiledSegment>();
-  const env: EvaluationEnv = {
+  return {
     segments: (id) => {
       const def = snapshot.segments.get(id);
-      if (!def) return undefined;
-      let segment = compiled.get(id);
-      if (!segment) compiled.set(id, (segment = compileSegment(def, isMemberOf)));
-      return segment;
+      if (def?.kind !== 'id_list') return snapshot.withoutMembers.segments!(id);
+      return compileSegment(def, isMemberOf);
     },
   };
-  return flags.map((f) => evaluateFlag(f.definition, userId, seen, env));
+}
+
+/** The id_list segments evaluating this flag may reach: only an active flag evaluates its rules. */
+export function flagIdListSegmentIds(flag: CompiledFlag): string[] {
+  return flag.definition.is_active ? flag.idListSegmentIds : [];
 }

@@ -11,9 +11,10 @@ import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
 import { SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
 import type { SegmentUser } from '../segments/schemas.js';
 import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
-import { createRulesetCache, evaluateFlags, loadRuleset } from './ruleset.js';
+import { createRulesetCache, flagIdListSegmentIds, loadRuleset, segmentsFor } from './ruleset.js';
 import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
 import * as store from './store.js';
+import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 
 export const FLAG_NOT_FOUND = 'Feature flag not found';
 export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
@@ -298,22 +299,30 @@ export function createFlagsService(deps: FlagsDeps) {
       const snapshot = await ruleset.get();
       const flag = snapshot.byKey.get(key);
       if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
-      const [result] = await evaluateFlags(snapshot, [flag], userId, ctx, segments.memberOf);
-      return { flag_key: key, ...result };
+      const env = await segmentsFor(snapshot, flagIdListSegmentIds(flag), userId, ctx, segments.memberOf);
+      // The one answer that names the satisfied conditions (`rule`): the only evaluation that renders them.
+      return { flag_key: key, ...flag.evaluator.explain(userId, ctx, env) };
     },
 
     /** Every flag that is not archived, as key to on/off for this user. */
     async flagsForUser(userId: string, context: Record<string, unknown>): Promise<Record<string, boolean>> {
       assertTargetingContext(context, QUERY_CONTEXT);
       const snapshot = await ruleset.get();
-      const results = await evaluateFlags(snapshot, snapshot.live, userId, context, segments.memberOf);
-      const out: Record<string, boolean> = {};
+      const env = await segmentsFor(snapshot, snapshot.liveIdListSegmentIds, userId, context, segments.memberOf);
+      // No prototype: every key is an own property (`out['__proto__'] = …` on a plain object would set the prototype
+      // and drop that flag), and V8 builds and the serializer reads such a key map faster.
+      const out: Record<string, boolean> = Object.create(null);
+      const results = snapshot.liveEvaluator.evaluateAll(userId, context, env);
       snapshot.live.forEach((f, i) => (out[f.row.key] = results[i].enabled));
       return out;
     },
 
     /** The compiled ruleset (SDK download); the same object until the next invalidation. */
     snapshot: () => ruleset.get(),
+
+    /** Read model for export: flags created in a period, a page at a time, and the period's counts. */
+    exportPage: (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, period, cursor),
+    periodSummary: (period: CreatedPeriod) => store.periodSummary(db, period),
 
     /** For segments: every flag whose rules name the segment, status as on the wire. */
     async flagsUsingSegment(segmentId: string, tx: Executor = db): Promise<SegmentUser[]> {

@@ -1,0 +1,149 @@
+/**
+ * Compiled flags: evaluateFlag (flag.ts, the reference and its decision table) with the flag's state, rollout
+ * threshold, the hash of its salt and its rules prepared once. `evaluate` answers `{enabled, reason}` as one of a
+ * few shared frozen objects (nothing allocated per call) and never renders rule text; `explain` answers exactly what
+ * evaluateFlag does, `rule` included.
+ *
+ * The rules see `user_id` = userId when the context has no own `user_id`, as in the reference, without copying the
+ * context (see ImplicitUserId in compile.ts).
+ *
+ * The reference evaluates every condition of a flag's rules (to list them); `evaluate` short-circuits, which can only
+ * differ where evaluating a condition throws, i.e. an id_list segment's `has` throwing (reason `error`). So a flag whose
+ * rules name a segment is evaluated exhaustively, like the reference, and every other flag short-circuits.
+ *
+ * `compileFlags` compiles a ruleset's flags together so that `evaluateAll` looks up each attribute and computes each
+ * repeated condition once for all of them (ConditionPool in compile.ts). What is shared lives for one evaluation
+ * scope: one call of `evaluate`, `explain` or `evaluateAll`.
+ */
+import { asCtx, closeScope, compileRules, newConditionPool, NO_ENV, openScope, runRules, type ConditionPool, type Ctx, type ImplicitUserId } from './compile.js';
+import { describeRule, hasTargetingRules, type FlagDefinition, type FlagEvaluation } from './flag.js';
+import { BUCKET_COUNT, bucketerFor, flagSalt, percentageToBuckets } from './hash.js';
+import type { EvaluationEnv } from './types.js';
+import { isRuleSetShape } from './validate.js';
+
+const answer = (enabled: boolean, reason: FlagEvaluation['reason']): FlagEvaluation => Object.freeze({ enabled, reason });
+const DISABLED = answer(false, 'disabled');
+const ERROR = answer(false, 'error');
+const TARGETING_MISS = answer(false, 'targeting_miss');
+const TARGETING_MATCH = answer(true, 'targeting_match');
+const ROLLED_IN = answer(true, 'rollout');
+const ROLLED_OUT = answer(false, 'rollout');
+
+export interface FlagEvaluator {
+  /** evaluateFlag(flag, userId, context, env) without `rule`. The answer is shared and frozen. */
+  evaluate(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation;
+  /** evaluateFlag(flag, userId, context, env), `rule` included. */
+  explain(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation;
+}
+
+export interface FlagSetEvaluator {
+  /** The flags, compiled, in the order given (each usable alone, e.g. to explain one). */
+  flags: FlagEvaluator[];
+  /** flags[i].evaluate(userId, context, env) for every i, with their shared attributes and conditions computed once. */
+  evaluateAll(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation[];
+}
+
+/** The user id standing in for an absent own `user_id` of the context (the rules see it as `user_id`). */
+function implicitUserId(userId: string, ctx: Ctx): ImplicitUserId {
+  return typeof userId === 'string' && (ctx === null || !Object.prototype.hasOwnProperty.call(ctx, 'user_id')) ? userId : undefined;
+}
+
+/** One flag, compiled; runs inside the evaluation scope its caller opened, on the context as the rules see it. */
+interface FlagProgram {
+  evaluate(userId: string, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
+  explain(userId: string, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
+}
+
+/** Each call in an evaluation scope of its own (what shared conditions remember lives as long as the scope). */
+function evaluatorOf(program: FlagProgram): FlagEvaluator {
+  return {
+    evaluate(userId, context, env = NO_ENV) {
+      const outer = openScope();
+      try {
+        const ctx = asCtx(context);
+        return program.evaluate(userId, ctx, implicitUserId(userId, ctx), env);
+      } finally {
+        closeScope(outer);
+      }
+    },
+    explain(userId, context, env = NO_ENV) {
+      const outer = openScope();
+      try {
+        const ctx = asCtx(context);
+        return program.explain(userId, ctx, implicitUserId(userId, ctx), env);
+      } finally {
+        closeScope(outer);
+      }
+    },
+  };
+}
+
+/** Compiles a flag once; the definition (and its rules) must not be mutated afterwards. */
+export function compileFlag(flag: FlagDefinition): FlagEvaluator {
+  return evaluatorOf(compileProgram(flag, newConditionPool()));
+}
+
+/**
+ * Compiles the flags of one ruleset together: an attribute several flags read is looked up once per evaluation, and
+ * a condition several flags repeat (same attribute, operator, value and negate) is computed once.
+ */
+export function compileFlags(flags: readonly FlagDefinition[]): FlagSetEvaluator {
+  const pool = newConditionPool();
+  const programs = flags.map((f) => compileProgram(f, pool));
+  return {
+    flags: programs.map(evaluatorOf),
+    evaluateAll(userId, context, env = NO_ENV) {
+      const outer = openScope();
+      try {
+        const ctx = asCtx(context);
+        const uid = implicitUserId(userId, ctx);
+        const results = new Array<FlagEvaluation>(programs.length);
+        for (let i = 0; i < programs.length; i++) results[i] = programs[i].evaluate(userId, ctx, uid, env);
+        return results;
+      } finally {
+        closeScope(outer);
+      }
+    },
+  };
+}
+
+const constant = (result: FlagEvaluation): FlagProgram => ({ evaluate: () => result, explain: () => result });
+
+function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram {
+  if (flag.is_active !== true || flag.status === 'archived') return constant(DISABLED);
+  const pct = flag.rollout_percentage === null || flag.rollout_percentage === undefined ? 100 : flag.rollout_percentage;
+  const buckets = percentageToBuckets(pct);
+  const bucketOf = bucketerFor(flagSalt(flag.key));
+  // inRollout(salt, userId, pct); the hash is skipped when the percentage decides alone (0 % or 100 %).
+  const rolledIn = (userId: string): boolean => buckets >= BUCKET_COUNT || (buckets > 0 && bucketOf(String(userId)) < buckets);
+
+  const rules = flag.targeting_rules;
+  if (!hasTargetingRules(rules)) {
+    const byRollout = (userId: string) => (rolledIn(userId) ? ROLLED_IN : ROLLED_OUT);
+    return { evaluate: byRollout, explain: byRollout };
+  }
+  if (!isRuleSetShape(rules)) return constant(TARGETING_MISS);
+  const compiled = compileRules(rules, pool);
+  const exhaustive = compiled.segmentIds.length > 0;
+  return {
+    evaluate(userId, ctx, uid, env) {
+      try {
+        if (!runRules(compiled, ctx, uid, env, exhaustive, null)) return TARGETING_MISS;
+        return rolledIn(userId) ? TARGETING_MATCH : ROLLED_OUT;
+      } catch {
+        // SegmentError (missing / invalid segment), as evaluateFlag.
+        return ERROR;
+      }
+    },
+    explain(userId, ctx, uid, env) {
+      try {
+        const matchedConditions: string[] = [];
+        if (!runRules(compiled, ctx, uid, env, true, matchedConditions)) return TARGETING_MISS;
+        const extra = matchedConditions.length > 0 ? { rule: describeRule(matchedConditions) } : {};
+        return rolledIn(userId) ? { enabled: true, reason: 'targeting_match', ...extra } : { enabled: false, reason: 'rollout', ...extra };
+      } catch {
+        return ERROR;
+      }
+    },
+  };
+}
