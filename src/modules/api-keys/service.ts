@@ -40,7 +40,8 @@ function toView(row: ApiKeyRow): ApiKeyView {
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;
 
 /**
- * API keys authenticate every tracking and evaluation call, so resolved keys are held in memory. Any change to keys
+ * API keys authenticate every tracking and evaluation call, so resolved keys are held in memory (by the key as sent:
+ * process memory already sees it on every request; it is never written anywhere). Any change to keys
  * or accounts (deletion, deactivation, role change) clears the cache in every process through the bus, so a
  * revoked key stops working at once. Unknown keys are not cached.
  */
@@ -99,9 +100,10 @@ export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clo
 
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
-      const keyHash = hashKey(rawKey);
-      const cached = cache.get(keyHash);
+      // Keyed by the key as sent: a hit costs one map lookup, no SHA-256, on every tracking and evaluation call.
+      const cached = cache.get(rawKey);
       if (cached) return cached;
+      const keyHash = hashKey(rawKey);
       const row = await store.findActiveKeyByHash(db, keyHash);
       if (!row) return undefined;
       const client: KeyClient = {
@@ -113,7 +115,7 @@ export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clo
         ownerIsSuperuser: row.ownerIsSuperuser,
       };
       if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(keyHash, client);
+      cache.set(rawKey, client);
       return client;
     },
   };

@@ -70,7 +70,12 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
       params: UserFlagsParams, querystring: UserFlagsQuery,
       response: { 200: UserFlags, ...errorResponses(401, 422, 429) },
     },
-  }, (req) => flags.flagsForUser(req.params.user_id, parseContextParam(req.query.context)));
+  }, async (req, reply) => {
+    const flagsOn = await flags.flagsForUser(req.params.user_id, parseContextParam(req.query.context));
+    // Hot path: JSON.stringify of a flat key map is several times faster than the schema serializer for a record.
+    // The schema above still documents the answer; a string payload with this content type is sent as is.
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(flagsOn) as unknown as typeof flagsOn);
+  });
 
   app.get('/evaluate/:flag_key', {
     config: { access: apiKey() },
