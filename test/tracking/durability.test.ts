@@ -35,6 +35,7 @@ it('keeps every acknowledged event when the server is killed (SIGKILL)', async (
     const key = (await post(base, '/api/v1/api-keys', { name: 'kill' }, { authorization: `Bearer ${token}` })).key as string;
 
     const acknowledged: string[] = [];
+    const statuses = new Map<number, number>();
     let stop = false;
     const sender = async (worker: number) => {
       for (let i = 0; !stop; i++) {
@@ -43,18 +44,24 @@ it('keeps every acknowledged event when the server is killed (SIGKILL)', async (
             method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
             body: JSON.stringify({ event_type: 'durable', user_id: `w${worker}-${i}` }),
           });
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           if (res.status === 200) acknowledged.push(((await res.json()) as { id: string }).id);
+          else await res.body?.cancel();
         } catch {
           return; // the server is gone
         }
       }
     };
     const workers = Array.from({ length: 16 }, (_, w) => sender(w));
-    while (acknowledged.length < 300) await new Promise((r) => setTimeout(r, 10));
+    const deadline = Date.now() + 60_000;
+    while (acknowledged.length < 300 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(acknowledged.length, `answers so far: ${JSON.stringify([...statuses])}`).toBeGreaterThanOrEqual(300);
+    // Listen before killing: an exit that already happened would never be reported to a later listener.
+    const exited = new Promise((r) => child!.once('exit', r));
     child.kill('SIGKILL');
     stop = true;
     await Promise.all(workers);
-    await new Promise((r) => child!.once('exit', r));
+    await exited;
 
     const database = await connectDatabase(pgUrl ? { databaseUrl: pgUrl, searchPath: schema } : { dataDir: dir });
     try {
@@ -70,7 +77,7 @@ it('keeps every acknowledged event when the server is killed (SIGKILL)', async (
     rmSync(dir, { recursive: true, force: true });
     if (pgUrl) await adminQuery(pgUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   }
-}, 90_000);
+}, 180_000);
 
 async function adminQuery(url: string, text: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -80,7 +87,8 @@ async function adminQuery(url: string, text: string): Promise<void> {
 }
 
 async function waitForHealth(base: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+  // Under the full suite on two cores, compiling and booting a server can take a while.
+  for (let i = 0; i < 600; i++) {
     const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
