@@ -100,11 +100,11 @@ export function createTrackingService(deps: TrackingDeps) {
   /** Cached (experiment, user) → variant id; assignments never change once made. */
   function remember(experimentId: string, userId: string, variantId: string): void {
     if (known.size >= ASSIGNMENT_CACHE_LIMIT) known.clear();
-    known.set(`${experimentId}\u0000${userId}`, variantId);
+    known.set(store.assignmentKey(experimentId, userId), variantId);
   }
 
   async function existingVariant(experimentId: string, userId: string): Promise<string | undefined> {
-    const key = `${experimentId}\u0000${userId}`;
+    const key = store.assignmentKey(experimentId, userId);
     const cached = known.get(key);
     if (cached) return cached;
     const row = await store.findAssignment(db, experimentId, userId);
@@ -199,7 +199,7 @@ export function createTrackingService(deps: TrackingDeps) {
       const e = await assignableExperiment(body.experiment_key);
       // Known here: one map lookup. Otherwise an eligible user goes straight to insert-if-absent (which returns an
       // earlier assignment if there is one); only an ineligible user needs a read to learn whether they are enrolled.
-      let variantId = known.get(`${e.id}\u0000${body.user_id}`);
+      let variantId = known.get(store.assignmentKey(e.id, body.user_id));
       if (!variantId) {
         const reason = await eligibility(e, body.user_id, body.context ?? {});
         if (reason === 'assigned') variantId = await enroll(e, body.user_id, body.context, await deps.banditWeights(e), 'assign');
@@ -322,8 +322,7 @@ export function createTrackingService(deps: TrackingDeps) {
     /** For segment preview: recent assignment contexts (each with its user_id). */
     sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
 
-    /** For the flags and experiments modules: deleted flags and draft experiments keep their events, detached. */
+    /** For the flags module: a deleted flag's events are kept, detached from it. */
     detachFlag: (flagId: string) => store.detachFlagEvents(db, flagId),
-    detachExperiment: (experimentId: string) => store.detachExperimentEvents(db, experimentId),
   };
 }

@@ -34,6 +34,9 @@ export async function insertEvents(db: Executor, rows: EventRow[]): Promise<void
       ${sql.param(rows.map((r) => r.createdAt.toISOString()))}::timestamptz[])`);
 }
 
+/** One string per (experiment, user): the identity of an assignment in maps and batches. */
+export const assignmentKey = (experimentId: string, userId: string): string => `${experimentId}\u0000${userId}`;
+
 export interface AssignmentRow {
   id: string;
   experimentId: string;
@@ -64,15 +67,10 @@ export async function listUserAssignments(db: Executor, userId: string): Promise
   return (await db.select().from(assignments).where(eq(assignments.userId, userId)).orderBy(assignments.createdAt)) as AssignmentRow[];
 }
 
-/** Events of a deleted flag or draft experiment are kept, detached from it. */
+/** Events of a deleted flag are kept, detached from it. */
 export async function detachFlagEvents(db: Executor, flagId: string): Promise<void> {
   await db.execute(sql`UPDATE events SET feature_flag_id = NULL WHERE feature_flag_id = ${flagId}`);
 }
-
-export async function detachExperimentEvents(db: Executor, experimentId: string): Promise<void> {
-  await db.execute(sql`UPDATE events SET experiment_id = NULL, variant_id = NULL WHERE experiment_id = ${experimentId}`);
-}
-
 
 export interface VariantMetricStats {
   variantId: string;
@@ -270,7 +268,6 @@ export async function periodCounts(db: Executor, period: CreatedPeriod): Promise
  * one read of the rows that already existed. Returns, for each (experiment, user), the row that holds.
  */
 export async function insertAssignmentsIfAbsent(db: Executor, rows: AssignmentRow[]): Promise<Map<string, AssignmentRow>> {
-  const key = (experimentId: string, userId: string) => `${experimentId}\u0000${userId}`;
   const held = new Map<string, AssignmentRow>();
   if (rows.length === 0) return held;
   const col = <K extends keyof AssignmentRow>(k: K) => sql.param(rows.map((r) => r[k]));
@@ -285,15 +282,15 @@ export async function insertAssignmentsIfAbsent(db: Executor, rows: AssignmentRo
       ${sql.param(rows.map((r) => r.createdAt.toISOString()))}::timestamptz[])
     ON CONFLICT (experiment_id, user_id) DO NOTHING
     RETURNING id, experiment_id, variant_id, user_id, context, source, created_at`);
-  for (const r of inserted) held.set(key(r.experiment_id, r.user_id), toRow(r));
-  const missing = rows.filter((r) => !held.has(key(r.experimentId, r.userId)));
+  for (const r of inserted) held.set(assignmentKey(r.experiment_id, r.user_id), toRow(r));
+  const missing = rows.filter((r) => !held.has(assignmentKey(r.experimentId, r.userId)));
   if (missing.length) {
     const existing = await queryRows<Returned>(db, sql`
       SELECT a.id, a.experiment_id, a.variant_id, a.user_id, a.context, a.source, a.created_at
       FROM assignments a
       JOIN unnest(${sql.param(missing.map((r) => r.experimentId))}::uuid[], ${sql.param(missing.map((r) => r.userId))}::text[]) AS m(experiment_id, user_id)
         ON a.experiment_id = m.experiment_id AND a.user_id = m.user_id`);
-    for (const r of existing) held.set(key(r.experiment_id, r.user_id), toRow(r));
+    for (const r of existing) held.set(assignmentKey(r.experiment_id, r.user_id), toRow(r));
   }
   return held;
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { createBatchWriter } from '../../platform/batch-writer.js';
-import { insertAssignmentsIfAbsent, insertEvents, type AssignmentRow, type EventRow } from './store.js';
+import { assignmentKey, insertAssignmentsIfAbsent, insertEvents, type AssignmentRow, type EventRow } from './store.js';
 
 /**
  * The group-commit writer for events and view events. Sizes: a statement carries at most 2,000 rows (one request
@@ -34,7 +34,7 @@ export interface AssignmentWriter {
  * agree (the unique index decides, across requests and processes alike).
  */
 export function createAssignmentWriter(db: Db): AssignmentWriter {
-  const key = (r: AssignmentRow) => `${r.experimentId}\u0000${r.userId}`;
+  const key = (r: AssignmentRow) => assignmentKey(r.experimentId, r.userId);
   const writer = createBatchWriter<PendingAssignment>({
     name: 'assignments',
     maxBatchRows: 1_000,
