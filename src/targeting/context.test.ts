@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  checkParsedContext,
   checkRawContextSize,
   checkTargetingContext,
   CONTEXT_TOO_DEEP_MESSAGE,
@@ -118,6 +119,33 @@ describe('context limits', () => {
     expect(checkRawContextSize('x'.repeat(8193))).toBe(CONTEXT_TOO_LARGE_MESSAGE);
     expect(checkRawContextSize('é'.repeat(4096))).toBeNull();
     expect(checkRawContextSize('é'.repeat(4097))).toBe(CONTEXT_TOO_LARGE_MESSAGE);
+  });
+  it('checkParsedContext(text, JSON.parse(text)) answers checkTargetingContext, the compacted size bounded by 6 bytes per unit', () => {
+    const bytes = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
+    // JSON texts weighted towards what grows when compacted: exponent numbers and lone surrogates (raw or escaped).
+    const growing = fc.oneof(
+      fc.constantFrom('1e20', '-9e20', '1E+20', '5e-7', '1e21', '1.5e20', '"\ud800"', '"\\udc00"', '"é"', '"\u2028"'),
+      fc.json(),
+    );
+    const text = fc.oneof(
+      fc.json({ maxDepth: 12 }),
+      fc.array(growing, { maxLength: 400 }).map((items) => `{"a":[${items.join(',')}]}`),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        const ctx = JSON.parse(t);
+        expect(bytes(ctx)).toBeLessThanOrEqual(6 * t.length);
+        expect(checkParsedContext(t, ctx)).toBe(checkTargetingContext(ctx));
+      }),
+      { numRuns: 2000 },
+    );
+    // Around the limit: a short text is not serialised, a long one is, and both answer as the full check.
+    for (const n of [1300, 1365, 1366, 4000]) {
+      const t = `{"a":[${Array(n).fill('1e20').join(',')}]}`;
+      expect(checkParsedContext(t, JSON.parse(t))).toBe(checkTargetingContext(JSON.parse(t)));
+    }
+    const deep = `${'['.repeat(11)}${']'.repeat(11)}`;
+    expect(checkParsedContext(deep, JSON.parse(deep))).toBe(CONTEXT_TOO_DEEP_MESSAGE);
   });
   it('property: agrees with the naive definition on JSON values', () => {
     fc.assert(

@@ -54,22 +54,27 @@ export function lookupAttribute(ctx: unknown, attribute: string): unknown {
 }
 
 /**
- * Nesting depth check, iterative and bounded: stops as soon as a value at depth
- * MAX_CONTEXT_DEPTH + 1 is seen. Counts objects and arrays (own enumerable keys, as JSON.stringify).
+ * Nesting depth check, bounded: stops as soon as a value at depth MAX_CONTEXT_DEPTH + 1 is seen (so the recursion is
+ * at most that deep, cycles included). Counts objects and arrays (own enumerable keys, as JSON.stringify).
  */
 export function contextTooDeep(ctx: unknown): boolean {
-  if (typeof ctx !== 'object' || ctx === null) return false;
-  const stack: Array<[object, number]> = [[ctx, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (depth > MAX_CONTEXT_DEPTH) return true;
-    const values: unknown[] = Array.isArray(node) ? node : Object.values(node);
-    for (const v of values) {
-      if (typeof v === 'object' && v !== null) {
-        if (depth + 1 > MAX_CONTEXT_DEPTH) return true;
-        stack.push([v, depth + 1]);
-      }
+  return typeof ctx === 'object' && ctx !== null && nestedDeeper(ctx, 1);
+}
+
+/** Does `node`, at `depth`, hold an object or array beyond MAX_CONTEXT_DEPTH? */
+function nestedDeeper(node: object, depth: number): boolean {
+  if (depth > MAX_CONTEXT_DEPTH) return true;
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const v: unknown = node[i];
+      if (typeof v === 'object' && v !== null && nestedDeeper(v, depth + 1)) return true;
     }
+    return false;
+  }
+  for (const key in node) {
+    if (!hasOwn(node, key)) continue;
+    const v: unknown = (node as Record<string, unknown>)[key];
+    if (typeof v === 'object' && v !== null && nestedDeeper(v, depth + 1)) return true;
   }
   return false;
 }
@@ -97,17 +102,22 @@ export function utf8ByteLength(s: string, limit = Infinity): number {
   return bytes;
 }
 
-/** Bytes of `JSON.stringify(ctx)` as UTF-8; `undefined`/unserialisable (cycles, BigInt) → Infinity. */
-function jsonBytes(ctx: unknown, limit: number): number {
+/** Is `text` more than `limit` bytes as UTF-8? (Each UTF-16 unit is 1 to 3 bytes: the length often decides alone.) */
+function utf8Over(text: string, limit: number): boolean {
+  if (text.length > limit) return true;
+  if (text.length * 3 <= limit) return false;
+  return utf8ByteLength(text, limit) > limit;
+}
+
+/** Is `JSON.stringify(ctx)` more than `limit` bytes as UTF-8? Unserialisable (cycles, BigInt): yes. */
+function jsonOver(ctx: unknown, limit: number): boolean {
   let text: string | undefined;
   try {
     text = JSON.stringify(ctx);
   } catch {
-    return Infinity;
+    return true;
   }
-  if (text === undefined) return 0;
-  if (text.length > limit) return text.length; // every UTF-16 unit is at least one byte
-  return utf8ByteLength(text, limit);
+  return text !== undefined && utf8Over(text, limit);
 }
 
 /**
@@ -117,8 +127,25 @@ function jsonBytes(ctx: unknown, limit: number): number {
  */
 export function checkTargetingContext(ctx: unknown): string | null {
   if (contextTooDeep(ctx)) return CONTEXT_TOO_DEEP_MESSAGE;
-  if (jsonBytes(ctx, MAX_CONTEXT_BYTES) > MAX_CONTEXT_BYTES) return CONTEXT_TOO_LARGE_MESSAGE;
+  if (jsonOver(ctx, MAX_CONTEXT_BYTES)) return CONTEXT_TOO_LARGE_MESSAGE;
   return null;
+}
+
+/**
+ * JSON.stringify never writes more than 6 UTF-8 bytes per UTF-16 unit of the JSON text the value was parsed from: a
+ * lone surrogate becomes a 6-byte escape, a number in exponent form grows at most 21/4 times (`1e20`), and everything
+ * else keeps its size or shrinks (whitespace, escapes, duplicate keys).
+ */
+const MAX_COMPACT_BYTES_PER_TEXT_UNIT = 6;
+
+/**
+ * checkTargetingContext(ctx) for `ctx = JSON.parse(text)`: depth first, then the compacted size, which need not be
+ * serialised when the text is too short to exceed the limit once compacted.
+ */
+export function checkParsedContext(text: string, ctx: unknown): string | null {
+  if (contextTooDeep(ctx)) return CONTEXT_TOO_DEEP_MESSAGE;
+  if (text.length * MAX_COMPACT_BYTES_PER_TEXT_UNIT <= MAX_CONTEXT_BYTES) return null;
+  return jsonOver(ctx, MAX_CONTEXT_BYTES) ? CONTEXT_TOO_LARGE_MESSAGE : null;
 }
 
 /**
@@ -127,6 +154,5 @@ export function checkTargetingContext(ctx: unknown): string | null {
  */
 export function checkRawContextSize(text: string): string | null {
   if (typeof text !== 'string') return null;
-  if (text.length > MAX_CONTEXT_BYTES) return CONTEXT_TOO_LARGE_MESSAGE;
-  return utf8ByteLength(text, MAX_CONTEXT_BYTES) > MAX_CONTEXT_BYTES ? CONTEXT_TOO_LARGE_MESSAGE : null;
+  return utf8Over(text, MAX_CONTEXT_BYTES) ? CONTEXT_TOO_LARGE_MESSAGE : null;
 }

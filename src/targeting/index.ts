@@ -28,6 +28,7 @@ export {
   utf8ByteLength,
   checkTargetingContext,
   checkRawContextSize,
+  checkParsedContext,
 } from './context.js';
 export { applyOperator, isValidOperatorValue, scalarEquals, toNumber, parseDate, type Scalar } from './operators.js';
 export { parseSemver, compareSemver, MAX_SEMVER_LENGTH, type SemVer } from './semver.js';
@@ -64,6 +65,8 @@ export {
   murmur3_32_string,
   bucketFor,
   bucketerFor,
+  BucketUnit,
+  type Bucketer,
   percentageToBuckets,
   inRollout,
   pickWeighted,

@@ -37,6 +37,8 @@ export interface RulesetSnapshot {
   liveEvaluator: FlagSetEvaluator;
   /** The id_list segments the active flags of `live` name: the memberships the user route looks up. */
   liveIdListSegmentIds: string[];
+  /** The user route's answer, written from `live` without building an object (see userFlagsJson). */
+  liveJson: UserFlagsJsonWriter;
   /** The segments the flags name (absent: the id names no segment). */
   segments: Map<string, SegmentDefinition>;
   /** The segments as the evaluator takes them, id_list ones holding nobody: for evaluations needing no membership. */
@@ -79,8 +81,26 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
     live,
     liveEvaluator,
     liveIdListSegmentIds: [...new Set(live.flatMap(flagIdListSegmentIds))],
+    liveJson: userFlagsJsonWriter(live.map((f) => f.row.key)),
     segments,
     withoutMembers: { segments: (id) => withoutMembers.get(id) },
+  };
+}
+
+export type UserFlagsJsonWriter = (enabled: readonly { enabled: boolean }[]) => string;
+
+/**
+ * `JSON.stringify` of the key → on/off map for `keys` (distinct), given the evaluations in the same order, with each
+ * key's JSON text (`{"key":`, then `,"key":`) prepared once per snapshot: the hot path concatenates 2 pieces per flag
+ * instead of building a 50-key object and serialising it.
+ */
+export function userFlagsJsonWriter(keys: readonly string[]): UserFlagsJsonWriter {
+  const heads = keys.map((key, i) => `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`);
+  return (results) => {
+    if (heads.length === 0) return '{}';
+    let json = '';
+    for (let i = 0; i < heads.length; i++) json += heads[i] + (results[i].enabled ? 'true' : 'false');
+    return json + '}';
   };
 }
 

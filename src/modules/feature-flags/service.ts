@@ -10,7 +10,7 @@ import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } 
 import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
 import { SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
 import type { SegmentUser } from '../segments/schemas.js';
-import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
+import { assertTargetingContext } from '../segments/targeting-context.js';
 import { createRulesetCache, flagIdListSegmentIds, loadRuleset, segmentsFor } from './ruleset.js';
 import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
 import * as store from './store.js';
@@ -304,17 +304,14 @@ export function createFlagsService(deps: FlagsDeps) {
       return { flag_key: key, ...flag.evaluator.explain(userId, ctx, env) };
     },
 
-    /** Every flag that is not archived, as key to on/off for this user. */
-    async flagsForUser(userId: string, context: Record<string, unknown>): Promise<Record<string, boolean>> {
-      assertTargetingContext(context, QUERY_CONTEXT);
+    /**
+     * Every flag that is not archived, as key to on/off for this user: the JSON object, already serialised. The
+     * context has been held to the limits where it was parsed (parseContextParam).
+     */
+    async userFlagsJson(userId: string, context: Record<string, unknown>): Promise<string> {
       const snapshot = await ruleset.get();
       const env = await segmentsFor(snapshot, snapshot.liveIdListSegmentIds, userId, context, segments.memberOf);
-      // No prototype: every key is an own property (`out['__proto__'] = …` on a plain object would set the prototype
-      // and drop that flag), and V8 builds and the serializer reads such a key map faster.
-      const out: Record<string, boolean> = Object.create(null);
-      const results = snapshot.liveEvaluator.evaluateAll(userId, context, env);
-      snapshot.live.forEach((f, i) => (out[f.row.key] = results[i].enabled));
-      return out;
+      return snapshot.liveJson(snapshot.liveEvaluator.evaluateAll(userId, context, env));
     },
 
     /** The compiled ruleset (SDK download); the same object until the next invalidation. */

@@ -1,4 +1,4 @@
-import { checkRawContextSize, checkTargetingContext } from '../../targeting/index.js';
+import { checkParsedContext, checkRawContextSize, checkTargetingContext } from '../../targeting/index.js';
 import { Unprocessable, type Loc } from '../../platform/errors.js';
 
 function contextError(loc: Loc, msg: string): Unprocessable {
@@ -17,8 +17,8 @@ export function assertTargetingContext(context: unknown, loc: Loc): void {
 export const QUERY_CONTEXT: Loc = ['query', 'context'];
 
 /**
- * The `context` query parameter: held to the size limit as sent, before parsing; then it must be a JSON object
- * (which the evaluating service holds to the depth and size limits like a body context).
+ * The `context` query parameter, held to every limit: to the size limit as sent, before parsing; then it must be a
+ * JSON object, within the depth and (compacted) size limits like a body context.
  */
 export function parseContextParam(raw: string | undefined): Record<string, unknown> {
   if (raw === undefined) return {};
@@ -33,5 +33,7 @@ export function parseContextParam(raw: string | undefined): Record<string, unkno
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new Unprocessable({ type: 'dict_type', loc: QUERY_CONTEXT, msg: 'Input should be a valid dictionary' });
   }
+  const problem = checkParsedContext(raw, parsed);
+  if (problem) throw contextError(QUERY_CONTEXT, problem);
   return parsed as Record<string, unknown>;
 }
