@@ -15,9 +15,21 @@
  * repeated condition once for all of them (ConditionPool in compile.ts). What is shared lives for one evaluation
  * scope: one call of `evaluate`, `explain` or `evaluateAll`.
  */
-import { asCtx, closeScope, compileRules, newConditionPool, NO_ENV, openScope, runRules, type ConditionPool, type Ctx, type ImplicitUserId } from './compile.js';
+import {
+  asCtx,
+  closeScope,
+  compileRules,
+  newConditionPool,
+  NO_ENV,
+  openScope,
+  runRules,
+  segmentFreeMatcher,
+  type ConditionPool,
+  type Ctx,
+  type ImplicitUserId,
+} from './compile.js';
 import { describeRule, hasTargetingRules, type FlagDefinition, type FlagEvaluation } from './flag.js';
-import { BUCKET_COUNT, bucketerFor, flagSalt, percentageToBuckets } from './hash.js';
+import { BUCKET_COUNT, bucketerFor, BucketUnit, flagSalt, percentageToBuckets } from './hash.js';
 import type { EvaluationEnv } from './types.js';
 import { isRuleSetShape } from './validate.js';
 
@@ -48,10 +60,13 @@ function implicitUserId(userId: string, ctx: Ctx): ImplicitUserId {
   return typeof userId === 'string' && (ctx === null || !Object.prototype.hasOwnProperty.call(ctx, 'user_id')) ? userId : undefined;
 }
 
-/** One flag, compiled; runs inside the evaluation scope its caller opened, on the context as the rules see it. */
+/**
+ * One flag, compiled; runs inside the evaluation scope its caller opened, on the context as the rules see it. The
+ * user id arrives as a BucketUnit, so that the flags of one evaluation encode it once for their rollout hashes.
+ */
 interface FlagProgram {
-  evaluate(userId: string, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
-  explain(userId: string, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
+  evaluate(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
+  explain(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
 }
 
 /** Each call in an evaluation scope of its own (what shared conditions remember lives as long as the scope). */
@@ -61,7 +76,7 @@ function evaluatorOf(program: FlagProgram): FlagEvaluator {
       const outer = openScope();
       try {
         const ctx = asCtx(context);
-        return program.evaluate(userId, ctx, implicitUserId(userId, ctx), env);
+        return program.evaluate(new BucketUnit(String(userId)), ctx, implicitUserId(userId, ctx), env);
       } finally {
         closeScope(outer);
       }
@@ -70,7 +85,7 @@ function evaluatorOf(program: FlagProgram): FlagEvaluator {
       const outer = openScope();
       try {
         const ctx = asCtx(context);
-        return program.explain(userId, ctx, implicitUserId(userId, ctx), env);
+        return program.explain(new BucketUnit(String(userId)), ctx, implicitUserId(userId, ctx), env);
       } finally {
         closeScope(outer);
       }
@@ -97,8 +112,9 @@ export function compileFlags(flags: readonly FlagDefinition[]): FlagSetEvaluator
       try {
         const ctx = asCtx(context);
         const uid = implicitUserId(userId, ctx);
+        const user = new BucketUnit(String(userId));
         const results = new Array<FlagEvaluation>(programs.length);
-        for (let i = 0; i < programs.length; i++) results[i] = programs[i].evaluate(userId, ctx, uid, env);
+        for (let i = 0; i < programs.length; i++) results[i] = programs[i].evaluate(user, ctx, uid, env);
         return results;
       } finally {
         closeScope(outer);
@@ -113,35 +129,44 @@ function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram 
   if (flag.is_active !== true || flag.status === 'archived') return constant(DISABLED);
   const pct = flag.rollout_percentage === null || flag.rollout_percentage === undefined ? 100 : flag.rollout_percentage;
   const buckets = percentageToBuckets(pct);
-  const bucketOf = bucketerFor(flagSalt(flag.key));
+  const bucketer = bucketerFor(flagSalt(flag.key));
   // inRollout(salt, userId, pct); the hash is skipped when the percentage decides alone (0 % or 100 %).
-  const rolledIn = (userId: string): boolean => buckets >= BUCKET_COUNT || (buckets > 0 && bucketOf(String(userId)) < buckets);
+  const rolledIn = (user: BucketUnit): boolean => buckets >= BUCKET_COUNT || (buckets > 0 && bucketer.of(user) < buckets);
 
   const rules = flag.targeting_rules;
   if (!hasTargetingRules(rules)) {
-    const byRollout = (userId: string) => (rolledIn(userId) ? ROLLED_IN : ROLLED_OUT);
+    const byRollout = (user: BucketUnit) => (rolledIn(user) ? ROLLED_IN : ROLLED_OUT);
     return { evaluate: byRollout, explain: byRollout };
   }
   if (!isRuleSetShape(rules)) return constant(TARGETING_MISS);
   const compiled = compileRules(rules, pool);
   const exhaustive = compiled.segmentIds.length > 0;
+  const explain = (user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation => {
+    try {
+      const matchedConditions: string[] = [];
+      if (!runRules(compiled, ctx, uid, env, true, matchedConditions)) return TARGETING_MISS;
+      const extra = matchedConditions.length > 0 ? { rule: describeRule(matchedConditions) } : {};
+      return rolledIn(user) ? { enabled: true, reason: 'targeting_match', ...extra } : { enabled: false, reason: 'rollout', ...extra };
+    } catch {
+      return ERROR;
+    }
+  };
+  // Most rule sets name no segment: nothing can throw, and no environment is read.
+  const matches = segmentFreeMatcher(compiled);
+  if (matches !== null) {
+    return {
+      evaluate: (user, ctx, uid) => (!matches(ctx, uid) ? TARGETING_MISS : rolledIn(user) ? TARGETING_MATCH : ROLLED_OUT),
+      explain,
+    };
+  }
   return {
-    evaluate(userId, ctx, uid, env) {
+    explain,
+    evaluate(user, ctx, uid, env) {
       try {
         if (!runRules(compiled, ctx, uid, env, exhaustive, null)) return TARGETING_MISS;
-        return rolledIn(userId) ? TARGETING_MATCH : ROLLED_OUT;
+        return rolledIn(user) ? TARGETING_MATCH : ROLLED_OUT;
       } catch {
         // SegmentError (missing / invalid segment), as evaluateFlag.
-        return ERROR;
-      }
-    },
-    explain(userId, ctx, uid, env) {
-      try {
-        const matchedConditions: string[] = [];
-        if (!runRules(compiled, ctx, uid, env, true, matchedConditions)) return TARGETING_MISS;
-        const extra = matchedConditions.length > 0 ? { rule: describeRule(matchedConditions) } : {};
-        return rolledIn(userId) ? { enabled: true, reason: 'targeting_match', ...extra } : { enabled: false, reason: 'rollout', ...extra };
-      } catch {
         return ERROR;
       }
     },

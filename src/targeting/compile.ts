@@ -332,15 +332,22 @@ function compilePresent(operator: unknown, value: unknown): ValueTest | null {
   }
 }
 
-const isPresent = (a: unknown): boolean => a !== undefined && a !== null;
+const NO_VALUE_HOLDS: ValueTest = () => false;
+const ANY_VALUE_HOLDS: ValueTest = () => true;
 
-/** applyOperator(operator, actual, value) for any actual: missing → false except is_null. */
-function compileOperator(operator: unknown, value: unknown): ValueTest {
-  if (operator === 'is_null') return (a) => !isPresent(a);
-  if (operator === 'is_not_null') return isPresent;
-  const present = compilePresent(operator, value);
-  if (present === null) return () => false;
-  return (a) => a !== undefined && a !== null && present(a);
+/**
+ * applyOperator(operator, actual, value), split on whether the attribute is missing (undefined or null): `missing` is
+ * the answer then (false except is_null), `present` tests any other value.
+ */
+interface CompiledOperator {
+  missing: boolean;
+  present: ValueTest;
+}
+
+function compileOperator(operator: unknown, value: unknown): CompiledOperator {
+  if (operator === 'is_null') return { missing: true, present: NO_VALUE_HOLDS };
+  if (operator === 'is_not_null') return { missing: false, present: ANY_VALUE_HOLDS };
+  return { missing: false, present: compilePresent(operator, value) ?? NO_VALUE_HOLDS };
 }
 
 // ---- segments (evaluate.ts resolveSegments / isMember) ---------------------------------------
@@ -474,8 +481,12 @@ function pooledLookup(pool: ConditionPool, attribute: string): Lookup {
 
 function compileValueCondition(attribute: string, operator: unknown, value: unknown, negate: boolean, pool: ConditionPool | null): ConditionTest {
   const lookup = pool === null ? compileLookup(attribute) : pooledLookup(pool, attribute);
-  const check = compileOperator(operator, value);
-  const test: ConditionTest = negate ? (ctx, uid) => !check(lookup(ctx, uid)) : (ctx, uid) => check(lookup(ctx, uid));
+  const { missing, present } = compileOperator(operator, value);
+  // The condition's result after its own `negate` (`!==` flips a boolean when negated).
+  const test: ConditionTest = (ctx, uid) => {
+    const a = lookup(ctx, uid);
+    return (a === undefined || a === null ? missing : present(a)) !== negate;
+  };
   if (pool === null) return test;
   const key = conditionKey(attribute, operator, value, negate);
   if (key === null) return test;
@@ -483,9 +494,10 @@ function compileValueCondition(attribute: string, operator: unknown, value: unkn
   if (shared !== undefined) return shared;
   let scope = 0;
   let result = false;
-  const memo: ConditionTest = (ctx, uid, env, depth) => {
+  const memo: ConditionTest = (ctx, uid) => {
     if (scope !== activeScope) {
-      result = test(ctx, uid, env, depth);
+      const a = lookup(ctx, uid);
+      result = (a === undefined || a === null ? missing : present(a)) !== negate;
       scope = activeScope;
     }
     return result;
@@ -575,6 +587,41 @@ export function runRules(
 ): boolean {
   if (rules.segmentIds.length > 0) resolveSegments(rules.segmentIds, env, NO_CHAIN);
   return evalRules(rules, ctx, uid, env, 0, exhaustive, trace);
+}
+
+/** A rule set without segments, evaluated with short-circuits: what evalRules answers, with less to decide per call. */
+export type SegmentFreeMatcher = (ctx: Ctx, uid: ImplicitUserId) => boolean;
+
+type GroupTest = (ctx: Ctx, uid: ImplicitUserId) => boolean;
+
+/** AND / OR over `tests`, then `negate`; an empty list holds (as evalRules). */
+function combine(tests: GroupTest[], and: boolean, negate: boolean): GroupTest {
+  const n = tests.length;
+  if (n === 0) return negate ? () => false : () => true;
+  if (n === 1 && !negate) return tests[0];
+  if (and) {
+    return (ctx, uid) => {
+      for (let i = 0; i < n; i++) if (!tests[i](ctx, uid)) return negate;
+      return !negate;
+    };
+  }
+  return (ctx, uid) => {
+    for (let i = 0; i < n; i++) if (tests[i](ctx, uid)) return !negate;
+    return negate;
+  };
+}
+
+/**
+ * evalRules(rules, ctx, uid, NO_ENV, 0, false, null) for a rule set naming no segment (its conditions then read
+ * neither `env` nor `depth`, and never throw); null when it names one.
+ */
+export function segmentFreeMatcher(rules: CompiledRules): SegmentFreeMatcher | null {
+  if (rules.segmentIds.length > 0) return null;
+  if (!rules.shape) return () => false;
+  // Without segments every condition is a value condition or a constant (an unusable in_segment), neither of which
+  // reads `env` or `depth`: called without them.
+  const groups = rules.groups.map((g) => combine(g.conditions.map((c) => c.test as unknown as GroupTest), g.and, g.negate));
+  return combine(groups, rules.and, rules.negate);
 }
 
 export interface RuleSetEvaluator {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketerFor, bucketFor, murmur3_32, murmur3_32_string } from './hash.js';
+import { bucketerFor, bucketFor, BucketUnit, murmur3_32, murmur3_32_string } from './hash.js';
 
 // The string hash encodes UTF-8 inside its loop; TextEncoder is the reference for the bytes.
 const encoder = new TextEncoder();
@@ -48,6 +48,21 @@ describe('murmur3 over a string, encoded inline', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('bucketerFor(salt).of(unit) answers bucketFor(salt, unit.id), one prepared unit read under many salts', () => {
+    fc.assert(
+      fc.property(arbText, fc.array(arbText, { minLength: 1, maxLength: 8 }), (unitId, salts) => {
+        const unit = new BucketUnit(unitId);
+        for (const salt of salts) expect(bucketerFor(salt).of(unit)).toBe(bucketFor(salt, unitId));
+      }),
+      { numRuns: 3000 },
+    );
+    // Every offset a salt prefix can leave (prefix length mod 4), with ids shorter and longer than one word.
+    for (const unitId of ['', 'a', 'ab', 'abc', 'abcd', 'user-12345', 'é', '\ud83d\ude00x', '\ud800']) {
+      const unit = new BucketUnit(unitId);
+      for (const salt of ['', 'f', 'fl', 'fla', 'flag:k', 'flag:ké']) expect(bucketerFor(salt).of(unit)).toBe(referenceBucket(salt, unitId));
+    }
   });
 
   it('a surrogate pair split by the ":" separator is two lone surrogates', () => {

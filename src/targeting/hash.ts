@@ -119,17 +119,82 @@ export function bucketFor(salt: string, unitId: string): number {
 }
 
 /**
+ * A unit id prepared once for bucketing under many salts (one user, every flag of a ruleset): its UTF-8 bytes
+ * (encoded on first use, exactly as TextEncoder), packed into the little-endian 32-bit words MurmurHash3 reads,
+ * for each of the four offsets at which a salt prefix leaves them (prefix length mod 4), each packed on first use.
+ */
+export class BucketUnit {
+  private bytes: Uint8Array | undefined;
+  private readonly packed: Array<Int32Array | undefined> = [undefined, undefined, undefined, undefined];
+
+  constructor(readonly id: string) {}
+
+  get length(): number {
+    return (this.bytes ??= utf8(this.id)).length;
+  }
+
+  /** Word k holds the bytes at stream positions [4k, 4k+4) when the unit starts at position `offset` (0..3). */
+  words(offset: number): Int32Array {
+    let w = this.packed[offset];
+    if (w === undefined) {
+      const bytes = (this.bytes ??= utf8(this.id));
+      w = new Int32Array(((offset + bytes.length) >> 2) + 1);
+      for (let j = 0; j < bytes.length; j++) {
+        const pos = offset + j;
+        w[pos >> 2] |= bytes[j] << ((pos & 3) << 3);
+      }
+      this.packed[offset] = w;
+    }
+    return w;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/** UTF-8 bytes as TextEncoder encodes them, without the native call for the usual all-ASCII id. */
+function utf8(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return encoder.encode(text);
+    bytes[i] = c;
+  }
+  return bytes;
+}
+
+export interface Bucketer {
+  /** bucketFor(salt, unitId). */
+  (unitId: string): number;
+  /** bucketFor(salt, unit.id), reading the unit's prepared words. */
+  of(unit: BucketUnit): number;
+}
+
+/**
  * `unitId => bucketFor(salt, unitId)` with the hash of `salt + ":"` computed once (a flag's salt is fixed, its
  * users are not). The prefix ends with ":", so no surrogate pair spans it and the unit id: the bytes are the same.
  */
-export function bucketerFor(salt: string): (unitId: string) => number {
-  const prefix = new TextEncoder().encode(`${salt}:`);
+export function bucketerFor(salt: string): Bucketer {
+  const prefix = encoder.encode(`${salt}:`);
   const blocks = prefix.length & ~3;
-  let h = 0;
-  for (let i = 0; i < blocks; i += 4) h = mixBlock(h, prefix[i] | (prefix[i + 1] << 8) | (prefix[i + 2] << 16) | (prefix[i + 3] << 24));
-  let pending = 0;
-  for (let i = prefix.length - 1; i >= blocks; i--) pending = (pending << 8) | prefix[i];
-  return (unitId) => toBucket(murmur3Utf8(h, pending, prefix.length, String(unitId), undefined));
+  let h0 = 0;
+  for (let i = 0; i < blocks; i += 4) h0 = mixBlock(h0, prefix[i] | (prefix[i + 1] << 8) | (prefix[i + 2] << 16) | (prefix[i + 3] << 24));
+  let pending0 = 0;
+  for (let i = prefix.length - 1; i >= blocks; i--) pending0 = (pending0 << 8) | prefix[i];
+  const offset = prefix.length & 3;
+  const bucketer = (unitId: string) => toBucket(murmur3Utf8(h0, pending0, prefix.length, String(unitId), undefined));
+  bucketer.of = (unit: BucketUnit): number => {
+    const w = unit.words(offset);
+    const length = unit.length;
+    const full = (offset + length) >> 2;
+    let h = h0;
+    let word = pending0 | w[0];
+    for (let k = 0; k < full; k++) {
+      h = mixBlock(h, word);
+      word = w[k + 1];
+    }
+    return toBucket(finish(h, word, prefix.length + length));
+  };
+  return bucketer;
 }
 
 /** Percentage (0..100, steps of 0.01) → number of buckets, clamped; non-finite → 0. */
