@@ -18,6 +18,7 @@ import { installErrorHandling } from './platform/error-handler.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
 import { memoryCounterStore, rateLimitPlugin, redisCounterStore } from './platform/rate-limit.js';
 import { connectRedis, type Redis } from './platform/redis.js';
+import { requestLogger } from './platform/request-logger.js';
 import { createTokenService } from './platform/tokens.js';
 import { validatorCompiler } from './platform/validator.js';
 import { createServices, type Services } from './services.js';
@@ -75,6 +76,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       bodyLimit: config.bodyLimitBytes,
       // Fastify accepts a hop count too; its option type lists only the other forms.
       trustProxy: config.trustedProxies as boolean | string[],
+      childLoggerFactory: requestLogger,
       requestIdHeader: false,
       genReqId: (req) => {
         const incoming = req.headers['x-request-id'];
@@ -86,8 +88,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     app.setValidatorCompiler(validatorCompiler);
     installErrorHandling(app);
     installBodyParsers(app);
-    app.addHook('onSend', async (request, reply) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
       reply.header('X-Request-ID', request.id);
+      done(null, payload);
     });
     if (config.rateLimitEnabled) {
       await app.register(rateLimitPlugin, {
