@@ -13,12 +13,15 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Starts the built service (`npm run build` first) on a fresh schema of BENCH_DATABASE_URL, without rate limits. */
+/**
+ * Starts the built service (`npm run build` first) on a fresh schema of BENCH_DATABASE_URL, without rate limits.
+ * BENCH_NODE_ARGS adds Node options to the service's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<Server> {
   const schema = `bench_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
   await adminQuery(`CREATE SCHEMA ${schema}`);
   const port = 30_000 + Math.floor(Math.random() * 10_000);
-  const child: ChildProcess = spawn(process.execPath, ['dist/src/main.js'], {
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'dist/src/main.js'], {
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', SCHEDULER_ENABLED: 'false',
       DATABASE_URL: `${BENCH_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
@@ -80,9 +83,9 @@ export interface Measured {
   non2xx: number;
 }
 
-/** A 3-second warm-up (JIT, connection pools) whose numbers are discarded, then the measured run. */
-export async function measure(label: string, options: autocannon.Options): Promise<Measured> {
-  await autocannon({ connections: 50, ...options, duration: 3 });
+/** A warm-up (JIT, connection pools; 3 s unless told) whose numbers are discarded, then the measured run. */
+export async function measure(label: string, options: autocannon.Options, warmUpSeconds = 3): Promise<Measured> {
+  if (warmUpSeconds > 0) await autocannon({ connections: 50, ...options, duration: warmUpSeconds });
   const result = await autocannon({ connections: 50, duration: 10, ...options });
   return {
     label,
