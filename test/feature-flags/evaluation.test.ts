@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRulesetCache, type RulesetSnapshot } from '../../src/modules/feature-flags/ruleset.js';
 import { matchesIfNoneMatch } from '../../src/modules/sdk/service.js';
-import { systemClock } from '../../src/platform/clock.js';
+import { fixedClock, systemClock } from '../../src/platform/clock.js';
 import { BUCKETING, CONTEXT_TOO_DEEP_MESSAGE, CONTEXT_TOO_LARGE_MESSAGE, inRollout, flagSalt } from '../../src/targeting/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
@@ -174,6 +174,37 @@ describe('freshness', () => {
     expect((await evaluate(flag.key, 'u', undefined, other.app)).json().enabled).toBe(true);
     await t.inject({ method: 'POST', url: `${BASE}/${flag.id}/disable`, headers: dev.headers });
     await vi.waitFor(async () => expect((await evaluate(flag.key, 'u', undefined, other.app)).json().reason).toBe('disabled'), { timeout: 5000, interval: 20 });
+  });
+
+  it('past the maximum age, answers the current snapshot while one reload runs, then the reloaded one', async () => {
+    const clock = fixedClock(new Date('2026-01-01T00:00:00Z'));
+    const pending: Array<(n: number) => void> = [];
+    let loads = 0;
+    const load = () => {
+      loads += 1;
+      return new Promise<RulesetSnapshot>((resolve) => pending.push((n) => resolve({ n } as unknown as RulesetSnapshot)));
+    };
+    const seen = async (p: Promise<RulesetSnapshot>) => ((await p) as unknown as { n: number }).n;
+    const cache = createRulesetCache(load, clock, 1000);
+    const first = cache.get();
+    pending.shift()!(1);
+    expect(await seen(first)).toBe(1);
+    clock.advance(1500);
+    expect(cache.get()).toBe(first); // stale: answered at once, a reload started
+    expect(cache.get()).toBe(first); // one reload at a time
+    expect(loads).toBe(2);
+    pending.shift()!(2);
+    await vi.waitFor(async () => expect(await seen(cache.get())).toBe(2));
+    // An invalidation while a background reload runs: that reload is dropped, the next caller waits for a fresh one.
+    clock.advance(1500);
+    void cache.get();
+    cache.invalidate();
+    const fresh = cache.get();
+    pending.shift()!(3);
+    pending.shift()!(4);
+    expect(await seen(fresh)).toBe(4);
+    await new Promise((r) => setImmediate(r));
+    expect(await seen(cache.get())).toBe(4);
   });
 
   it('never keeps a snapshot whose load began before an invalidation (property)', async () => {

@@ -107,22 +107,46 @@ export function userFlagsJsonWriter(keys: readonly string[]): UserFlagsJsonWrite
 /**
  * Holds the current snapshot and rebuilds it lazily. A snapshot whose load started before an invalidation is never
  * kept: the next caller loads again, so a change is visible to every request that starts after its write returned.
- * `maxAgeMs` bounds staleness should a cross-process message be lost (e.g. Redis reconnecting).
+ * `maxAgeMs` bounds staleness should a cross-process message be lost (e.g. Redis reconnecting): past it, callers keep
+ * getting the current snapshot while one reload runs in the background, which replaces it unless an invalidation
+ * came first (requests never wait on that safety net).
  */
 export function createRulesetCache(load: () => Promise<RulesetSnapshot>, clock: Clock, maxAgeMs: number) {
+  interface Entry {
+    generation: number;
+    loadedAt: number;
+    snapshot: Promise<RulesetSnapshot>;
+  }
   let generation = 0;
-  let current: { generation: number; loadedAt: number; snapshot: Promise<RulesetSnapshot> } | undefined;
+  let current: Entry | undefined;
+  let refreshing: Entry | undefined;
+
+  const start = (now: number): Entry => ({ generation, loadedAt: now, snapshot: load() });
+
+  function refresh(now: number): void {
+    const entry = (refreshing = start(now));
+    entry.snapshot.then(
+      () => {
+        if (entry.generation === generation) current = entry;
+      },
+      () => undefined,
+    ).finally(() => {
+      if (refreshing === entry) refreshing = undefined;
+    });
+  }
+
   return {
     get(): Promise<RulesetSnapshot> {
       const now = clock.now().getTime();
-      if (!current || current.generation !== generation || now - current.loadedAt > maxAgeMs) {
-        const entry = { generation, loadedAt: now, snapshot: load() };
-        current = entry;
-        entry.snapshot.catch(() => {
-          if (current === entry) current = undefined;
-        });
+      if (current && current.generation === generation) {
+        if (now - current.loadedAt > maxAgeMs && refreshing === undefined) refresh(now);
+        return current.snapshot;
       }
-      return current.snapshot;
+      const entry = (current = start(now));
+      entry.snapshot.catch(() => {
+        if (current === entry) current = undefined;
+      });
+      return entry.snapshot;
     },
     invalidate(): void {
       generation += 1;
