@@ -53,6 +53,12 @@ export interface FlagSetEvaluator {
   flags: FlagEvaluator[];
   /** flags[i].evaluate(userId, context, env) for every i, with their shared attributes and conditions computed once. */
   evaluateAll(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation[];
+  /**
+   * flags[i].evaluate(userId, context, env).enabled for every i. The rollout is decided first: a user outside a
+   * flag's rollout is off whatever its rules answer (an evaluation error is off too), so only the rules of flags the
+   * user is rolled into are evaluated.
+   */
+  enabledAll(userId: string, context: unknown, env?: EvaluationEnv): boolean[];
 }
 
 /** The user id standing in for an absent own `user_id` of the context (the rules see it as `user_id`). */
@@ -67,6 +73,8 @@ function implicitUserId(userId: string, ctx: Ctx): ImplicitUserId {
 interface FlagProgram {
   evaluate(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
   explain(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
+  /** evaluate(...).enabled, the rollout decided before the rules. */
+  enabled(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): boolean;
 }
 
 /** Each call in an evaluation scope of its own (what shared conditions remember lives as long as the scope). */
@@ -120,10 +128,23 @@ export function compileFlags(flags: readonly FlagDefinition[]): FlagSetEvaluator
         closeScope(outer);
       }
     },
+    enabledAll(userId, context, env = NO_ENV) {
+      const outer = openScope();
+      try {
+        const ctx = asCtx(context);
+        const uid = implicitUserId(userId, ctx);
+        const user = new BucketUnit(String(userId));
+        const results = new Array<boolean>(programs.length);
+        for (let i = 0; i < programs.length; i++) results[i] = programs[i].enabled(user, ctx, uid, env);
+        return results;
+      } finally {
+        closeScope(outer);
+      }
+    },
   };
 }
 
-const constant = (result: FlagEvaluation): FlagProgram => ({ evaluate: () => result, explain: () => result });
+const constant = (result: FlagEvaluation): FlagProgram => ({ evaluate: () => result, explain: () => result, enabled: () => result.enabled });
 
 function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram {
   if (flag.is_active !== true || flag.status === 'archived') return constant(DISABLED);
@@ -136,7 +157,7 @@ function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram 
   const rules = flag.targeting_rules;
   if (!hasTargetingRules(rules)) {
     const byRollout = (user: BucketUnit) => (rolledIn(user) ? ROLLED_IN : ROLLED_OUT);
-    return { evaluate: byRollout, explain: byRollout };
+    return { evaluate: byRollout, explain: byRollout, enabled: rolledIn };
   }
   if (!isRuleSetShape(rules)) return constant(TARGETING_MISS);
   const compiled = compileRules(rules, pool);
@@ -157,18 +178,23 @@ function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram 
     return {
       evaluate: (user, ctx, uid) => (!matches(ctx, uid) ? TARGETING_MISS : rolledIn(user) ? TARGETING_MATCH : ROLLED_OUT),
       explain,
+      enabled: (user, ctx, uid) => rolledIn(user) && matches(ctx, uid),
     };
   }
+  const match = (ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): boolean | undefined => {
+    try {
+      return runRules(compiled, ctx, uid, env, exhaustive, null);
+    } catch {
+      // SegmentError (missing / invalid segment), as evaluateFlag.
+      return undefined;
+    }
+  };
   return {
     explain,
+    enabled: (user, ctx, uid, env) => rolledIn(user) && match(ctx, uid, env) === true,
     evaluate(user, ctx, uid, env) {
-      try {
-        if (!runRules(compiled, ctx, uid, env, exhaustive, null)) return TARGETING_MISS;
-        return rolledIn(user) ? TARGETING_MATCH : ROLLED_OUT;
-      } catch {
-        // SegmentError (missing / invalid segment), as evaluateFlag.
-        return ERROR;
-      }
+      const matched = match(ctx, uid, env);
+      return matched === undefined ? ERROR : !matched ? TARGETING_MISS : rolledIn(user) ? TARGETING_MATCH : ROLLED_OUT;
     },
   };
 }

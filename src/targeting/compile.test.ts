@@ -331,9 +331,11 @@ describe('compiled flags answer as evaluateFlag', () => {
         const set = compileFlags(flags);
         for (const [userId, ctx] of requests) {
           const all = set.evaluateAll(userId, ctx, env);
+          const enabled = set.enabledAll(userId, ctx, env);
           flags.forEach((flag, i) => {
             const { rule: _rule, ...reference } = evaluateFlag(flag, userId, ctx, env);
             expect(all[i]).toEqual(reference);
+            expect(enabled[i]).toBe(reference.enabled);
             expect(set.flags[i].evaluate(userId, ctx, env)).toEqual(reference);
             expect(set.flags[i].explain(userId, ctx, env)).toEqual(evaluateFlag(flag, userId, ctx, env));
           });

@@ -33,7 +33,7 @@ export interface RulesetSnapshot {
   byKey: Map<string, CompiledFlag>;
   /** The flags that are not archived (what the user route answers for). */
   live: CompiledFlag[];
-  /** `live` compiled together: evaluateAll answers for every live flag, in `live` order, sharing repeated work. */
+  /** `live` compiled together: evaluateAll and enabledAll answer for every live flag, in `live` order, sharing repeated work. */
   liveEvaluator: FlagSetEvaluator;
   /** The id_list segments the active flags of `live` name: the memberships the user route looks up. */
   liveIdListSegmentIds: string[];
@@ -87,7 +87,7 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
   };
 }
 
-export type UserFlagsJsonWriter = (enabled: readonly { enabled: boolean }[]) => string;
+export type UserFlagsJsonWriter = (enabled: readonly boolean[]) => string;
 
 /**
  * `JSON.stringify` of the key → on/off map for `keys` (distinct), given the evaluations in the same order, with each
@@ -96,10 +96,10 @@ export type UserFlagsJsonWriter = (enabled: readonly { enabled: boolean }[]) => 
  */
 export function userFlagsJsonWriter(keys: readonly string[]): UserFlagsJsonWriter {
   const heads = keys.map((key, i) => `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`);
-  return (results) => {
+  return (enabled) => {
     if (heads.length === 0) return '{}';
     let json = '';
-    for (let i = 0; i < heads.length; i++) json += heads[i] + (results[i].enabled ? 'true' : 'false');
+    for (let i = 0; i < heads.length; i++) json += heads[i] + (enabled[i] ? 'true' : 'false');
     return json + '}';
   };
 }

@@ -311,7 +311,7 @@ export function createFlagsService(deps: FlagsDeps) {
     async userFlagsJson(userId: string, context: Record<string, unknown>): Promise<string> {
       const snapshot = await ruleset.get();
       const env = await segmentsFor(snapshot, snapshot.liveIdListSegmentIds, userId, context, segments.memberOf);
-      return snapshot.liveJson(snapshot.liveEvaluator.evaluateAll(userId, context, env));
+      return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
     },
 
     /** The compiled ruleset (SDK download); the same object until the next invalidation. */
