@@ -115,33 +115,30 @@ export function compileFlags(flags: readonly FlagDefinition[]): FlagSetEvaluator
   const programs = flags.map((f) => compileProgram(f, pool));
   return {
     flags: programs.map(evaluatorOf),
-    evaluateAll(userId, context, env = NO_ENV) {
-      const outer = openScope();
-      try {
-        const ctx = asCtx(context);
-        const uid = implicitUserId(userId, ctx);
-        const user = new BucketUnit(String(userId));
-        const results = new Array<FlagEvaluation>(programs.length);
-        for (let i = 0; i < programs.length; i++) results[i] = programs[i].evaluate(user, ctx, uid, env);
-        return results;
-      } finally {
-        closeScope(outer);
-      }
-    },
-    enabledAll(userId, context, env = NO_ENV) {
-      const outer = openScope();
-      try {
-        const ctx = asCtx(context);
-        const uid = implicitUserId(userId, ctx);
-        const user = new BucketUnit(String(userId));
-        const results = new Array<boolean>(programs.length);
-        for (let i = 0; i < programs.length; i++) results[i] = programs[i].enabled(user, ctx, uid, env);
-        return results;
-      } finally {
-        closeScope(outer);
-      }
-    },
+    evaluateAll: (userId, context, env = NO_ENV) => runAll(programs, userId, context, env, (p, ...args) => p.evaluate(...args)),
+    enabledAll: (userId, context, env = NO_ENV) => runAll(programs, userId, context, env, (p, ...args) => p.enabled(...args)),
   };
+}
+
+/** `run` for every program, in one evaluation scope, on the context as the rules see it. */
+function runAll<T>(
+  programs: FlagProgram[],
+  userId: string,
+  context: unknown,
+  env: EvaluationEnv,
+  run: (program: FlagProgram, user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv) => T,
+): T[] {
+  const outer = openScope();
+  try {
+    const ctx = asCtx(context);
+    const uid = implicitUserId(userId, ctx);
+    const user = new BucketUnit(String(userId));
+    const results = new Array<T>(programs.length);
+    for (let i = 0; i < programs.length; i++) results[i] = run(programs[i], user, ctx, uid, env);
+    return results;
+  } finally {
+    closeScope(outer);
+  }
 }
 
 const constant = (result: FlagEvaluation): FlagProgram => ({ evaluate: () => result, explain: () => result, enabled: () => result.enabled });
