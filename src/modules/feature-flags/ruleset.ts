@@ -90,7 +90,7 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
 export type UserFlagsJsonWriter = (enabled: readonly boolean[]) => string;
 
 /**
- * `JSON.stringify` of the key → on/off map for `keys` (distinct), given the evaluations in the same order, with each
+ * `JSON.stringify` of the key → on/off map for `keys` (distinct), given whether each is on in the same order, with each
  * key's JSON text (`{"key":`, then `,"key":`) prepared once per snapshot: the hot path concatenates 2 pieces per flag
  * instead of building a 50-key object and serialising it.
  */
