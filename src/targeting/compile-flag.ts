@@ -147,9 +147,9 @@ function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram 
   if (flag.is_active !== true || flag.status === 'archived') return constant(DISABLED);
   const pct = flag.rollout_percentage === null || flag.rollout_percentage === undefined ? 100 : flag.rollout_percentage;
   const buckets = percentageToBuckets(pct);
-  const bucketer = bucketerFor(flagSalt(flag.key));
+  const bucketOf = bucketerFor(flagSalt(flag.key));
   // inRollout(salt, userId, pct); the hash is skipped when the percentage decides alone (0 % or 100 %).
-  const rolledIn = (user: BucketUnit): boolean => buckets >= BUCKET_COUNT || (buckets > 0 && bucketer.of(user) < buckets);
+  const rolledIn = (user: BucketUnit): boolean => buckets >= BUCKET_COUNT || (buckets > 0 && bucketOf(user) < buckets);
 
   const rules = flag.targeting_rules;
   if (!hasTargetingRules(rules)) {

@@ -59,12 +59,14 @@ export function murmur3_32(bytes: Uint8Array, seed = 0): number {
 }
 
 /**
- * MurmurHash3 x86 32-bit of the UTF-8 bytes of `first`, or of `first + ":" + second` when `second` is given, after
- * the bytes already hashed into (h, pending, len), encoding inside the hash loop: no string is joined and no byte
- * buffer allocated (hashing runs once per flag and user). Encodes exactly like TextEncoder: a surrogate pair as one
- * 4-byte code point, a lone surrogate as U+FFFD.
+ * MurmurHash3 x86 32-bit with `seed` of the UTF-8 bytes of `first`, or of `first + ":" + second` when `second` is
+ * given, encoding inside the hash loop: no string is joined and no byte buffer allocated. Encodes exactly like
+ * TextEncoder: a surrogate pair as one 4-byte code point, a lone surrogate as U+FFFD.
  */
-function murmur3Utf8(h: number, pending: number, len: number, first: string, second: string | undefined): number {
+function murmur3Utf8(seed: number, first: string, second: string | undefined): number {
+  let h = seed;
+  let pending = 0;
+  let len = 0;
   const parts = second === undefined ? 1 : 3;
   for (let part = 0; part < parts; part++) {
     const s = part === 0 ? first : part === 1 ? ':' : (second as string);
@@ -108,14 +110,14 @@ function murmur3Utf8(h: number, pending: number, len: number, first: string, sec
 
 /** MurmurHash3 x86 32-bit of the UTF-8 bytes of a string. */
 export function murmur3_32_string(text: string, seed = 0): number {
-  return murmur3Utf8(seed >>> 0, 0, 0, String(text), undefined);
+  return murmur3Utf8(seed >>> 0, String(text), undefined);
 }
 
 const toBucket = (h: number): number => Math.floor((h * BUCKET_COUNT) / 0x1_0000_0000);
 
 /** THE bucketing function: (salt, unitId) → integer bucket in [0, 10000). */
 export function bucketFor(salt: string, unitId: string): number {
-  return toBucket(murmur3Utf8(0, 0, 0, String(salt), String(unitId)));
+  return toBucket(murmur3Utf8(0, String(salt), String(unitId)));
 }
 
 /**
@@ -162,16 +164,13 @@ function utf8(text: string): Uint8Array {
   return bytes;
 }
 
-export interface Bucketer {
-  /** bucketFor(salt, unitId). */
-  (unitId: string): number;
-  /** bucketFor(salt, unit.id), reading the unit's prepared words. */
-  of(unit: BucketUnit): number;
-}
+/** `unit => bucketFor(salt, unit.id)` for one salt. */
+export type Bucketer = (unit: BucketUnit) => number;
 
 /**
- * `unitId => bucketFor(salt, unitId)` with the hash of `salt + ":"` computed once (a flag's salt is fixed, its
- * users are not). The prefix ends with ":", so no surrogate pair spans it and the unit id: the bytes are the same.
+ * `unit => bucketFor(salt, unit.id)` with the hash state of `salt + ":"` computed once (a flag's salt is fixed, its
+ * users are not), reading the unit's prepared words. The prefix ends with ":", so no surrogate pair spans it and the
+ * unit id: the bytes are those of the joined string.
  */
 export function bucketerFor(salt: string): Bucketer {
   const prefix = encoder.encode(`${salt}:`);
@@ -181,8 +180,7 @@ export function bucketerFor(salt: string): Bucketer {
   let pending0 = 0;
   for (let i = prefix.length - 1; i >= blocks; i--) pending0 = (pending0 << 8) | prefix[i];
   const offset = prefix.length & 3;
-  const bucketer = (unitId: string) => toBucket(murmur3Utf8(h0, pending0, prefix.length, String(unitId), undefined));
-  bucketer.of = (unit: BucketUnit): number => {
+  return (unit) => {
     const w = unit.words(offset);
     const length = unit.length;
     const full = (offset + length) >> 2;
@@ -194,7 +192,6 @@ export function bucketerFor(salt: string): Bucketer {
     }
     return toBucket(finish(h, word, prefix.length + length));
   };
-  return bucketer;
 }
 
 /** Percentage (0..100, steps of 0.01) → number of buckets, clamped; non-finite → 0. */
