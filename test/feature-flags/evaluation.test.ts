@@ -118,6 +118,17 @@ describe('targeting context limits', () => {
     }
   });
 
+  it('holds a GET context within 8192 bytes as sent to 8192 bytes once compacted', async () => {
+    const flag = await createFlag();
+    // 1,500 numbers of 4 characters (about 7,500 bytes as sent) that compact to 21 characters each (1e20).
+    const growing = `{"n":[${Array(1500).fill('1e20').join(',')}]}`;
+    expect(growing.length).toBeLessThan(8192);
+    for (const url of [`${BASE}/evaluate/${flag.key}?user_id=u&context=`, `${BASE}/user/u?context=`]) {
+      const res = await t.inject({ method: 'GET', url: url + encodeURIComponent(growing), headers: key.headers });
+      expect([res.statusCode, res.json()]).toEqual([422, issue(['query', 'context'], CONTEXT_TOO_LARGE_MESSAGE)]);
+    }
+  });
+
   it('refuses a GET context that is not a JSON object', async () => {
     const flag = await createFlag();
     const notJson = await t.inject({ method: 'GET', url: `${BASE}/evaluate/${flag.key}?user_id=u&context=%7Bnope`, headers: key.headers });
