@@ -1,6 +1,6 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { auditLogs, type AuditLogRow } from '../db/schema/audit.js';
+import { auditLogs, type AuditLogRow } from '../db/schema/audit-logs.js';
 
 /**
  * The audit entries of one entity, newest first (the change history of a flag, a segment, ...). With `actorId`

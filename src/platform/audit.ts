@@ -3,8 +3,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Database, Executor } from '../db/client.js';
-import { auditLogs, type AuditLogRow } from '../db/schema/audit.js';
-import { auditLogUnsealed } from '../db/schema/platform.js';
+import { auditLogs, auditLogUnsealed, type AuditLogRow } from '../db/schema/audit-logs.js';
 import type { Clock } from './clock.js';
 
 export interface AuditActor {

@@ -2,8 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { auditLogs } from '../../src/db/schema/audit.js';
-import { integrations } from '../../src/db/schema/modules.js';
+import { auditLogs } from '../../src/db/schema/audit-logs.js';
+import { integrations } from '../../src/db/schema/integrations.js';
 import { createSecretBox, integrationsKey } from '../../src/modules/integrations/secrets.js';
 import {
   INTEGRATION_EXISTS,

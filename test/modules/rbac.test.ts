@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLogs } from '../../src/db/schema/audit.js';
+import { auditLogs } from '../../src/db/schema/audit-logs.js';
 import {
   GRANT_USER_MISMATCH,
   ROLE_NAME_TAKEN,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROLLOUT_SCHEDULE_STATUSES } from '../../src/db/schema/rollout.js';
+import { ROLLOUT_SCHEDULE_STATUSES } from '../../src/db/schema/rollout-schedules.js';
 import { FLAG_NOT_FOUND } from '../../src/modules/feature-flags/service.js';
 import { firstOutOfOrder, TRANSITIONS } from '../../src/modules/rollout-schedules/lifecycle.js';
 import {

@@ -1,4 +1,4 @@
-import { bigint, doublePrecision, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { doublePrecision, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { experiments } from './experiments.js';
 
 /** Sticky assignments: one row per (experiment, user), forever. */
@@ -42,24 +42,3 @@ export const events = pgTable(
   },
   (t) => [primaryKey({ columns: [t.id, t.createdAt] })],
 );
-
-/** Real-time per-experiment counters (Postgres store; Redis holds them when configured). */
-export const experimentCounters = pgTable(
-  'experiment_counters',
-  {
-    experimentId: uuid().notNull(),
-    name: text().notNull(),
-    value: bigint({ mode: 'number' }).notNull().default(0),
-    updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [primaryKey({ columns: [t.experimentId, t.name] })],
-);
-
-/** Current bandit allocation per experiment: weights by variant id. */
-export const banditStates = pgTable('bandit_states', {
-  experimentId: uuid().primaryKey().references(() => experiments.id, { onDelete: 'cascade' }),
-  weights: jsonb().$type<Record<string, number>>().notNull(),
-  source: text().$type<'thompson' | 'manual' | 'initial'>().notNull(),
-  engineVersion: text().notNull(),
-  updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
-});

@@ -1,5 +1,5 @@
 import type { Database, Db } from '../../db/client.js';
-import type { AuditLogRow } from '../../db/schema/audit.js';
+import type { AuditLogRow } from '../../db/schema/audit-logs.js';
 import { watchCommits, type AuditLog } from '../../platform/audit.js';
 import { hasRole, type Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';

@@ -1,8 +1,7 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, lte, notExists, sql, type SQL } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../db/client.js';
-import { auditLogs, type AuditLogRow } from '../../db/schema/audit.js';
-import { auditLogSeals, auditLogUnsealed } from '../../db/schema/platform.js';
+import { auditLogs, auditLogSeals, auditLogUnsealed, type AuditLogRow } from '../../db/schema/audit-logs.js';
 
 export interface EntryFilter {
   actorId?: string;

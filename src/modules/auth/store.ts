@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { loginFailures } from '../../db/schema/login-failures.js';
+import { loginFailures } from '../../db/schema/auth.js';
 
 export async function recordFailure(db: Executor, emailKey: string, at: Date): Promise<void> {
   await db.insert(loginFailures).values({ emailKey, failedAt: at });

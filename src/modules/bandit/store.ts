@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { banditStates } from '../../db/schema/tracking.js';
+import { banditStates } from '../../db/schema/bandit.js';
 
 export type BanditStateRow = typeof banditStates.$inferSelect;
 

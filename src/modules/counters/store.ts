@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { experimentCounters } from '../../db/schema/tracking.js';
+import { experimentCounters } from '../../db/schema/counters.js';
 import type { Redis } from '../../platform/redis.js';
 
 export interface Increment {

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ERROR_REPORT_SOURCES } from '../../db/schema/safety.js';
+import { ERROR_REPORT_SOURCES } from '../../db/schema/error-reports.js';
 import { DateTime, JsonObject, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 export const MAX_BATCH_REPORTS = 1000;

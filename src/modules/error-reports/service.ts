@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import type { ErrorReportRow, ErrorReportSource } from '../../db/schema/safety.js';
+import type { ErrorReportRow, ErrorReportSource } from '../../db/schema/error-reports.js';
 import { hasRole, type KeyClient } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { errorReports, type ErrorReportRow } from '../../db/schema/safety.js';
+import { errorReports, type ErrorReportRow } from '../../db/schema/error-reports.js';
 
 export async function insertReports(db: Executor, values: Array<typeof errorReports.$inferInsert>): Promise<ErrorReportRow[]> {
   if (values.length === 0) return [];

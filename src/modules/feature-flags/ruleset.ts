@@ -1,4 +1,4 @@
-import type { FeatureFlagRow } from '../../db/schema/flags.js';
+import type { FeatureFlagRow } from '../../db/schema/feature-flags.js';
 import type { Clock } from '../../platform/clock.js';
 import {
   compileFlag,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import type { FeatureFlagRow, FlagStatus } from '../../db/schema/flags.js';
+import type { FeatureFlagRow, FlagStatus } from '../../db/schema/feature-flags.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import { listEntityHistory } from '../../platform/audit-read.js';
 import { hasRole, type Actor } from '../../platform/auth.js';

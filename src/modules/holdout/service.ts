@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import type { HoldoutRow } from '../../db/schema/holdouts.js';
+import type { HoldoutRow } from '../../db/schema/holdout.js';
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';

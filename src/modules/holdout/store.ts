@@ -1,6 +1,6 @@
 import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { holdouts, type HoldoutRow } from '../../db/schema/holdouts.js';
+import { holdouts, type HoldoutRow } from '../../db/schema/holdout.js';
 
 export async function insertHoldout(db: Executor, values: typeof holdouts.$inferInsert): Promise<HoldoutRow> {
   const [row] = await db.insert(holdouts).values(values).returning();

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { IntegrationType } from '../../db/schema/modules.js';
+import type { IntegrationType } from '../../db/schema/integrations.js';
 import { actorOf, open, role } from '../../platform/auth.js';
 import { errorResponses } from '../../platform/schemas.js';
 import { IntegrationCreate, IntegrationTypeParams, IntegrationUpdate, IntegrationView, WebhookReceived } from './schemas.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { INTEGRATION_TYPES } from '../../db/schema/modules.js';
+import { INTEGRATION_TYPES } from '../../db/schema/integrations.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 /** The only configuration keys ever shown; every other key is a secret whose value is never returned. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import secureJson from 'secure-json-parse';
 import type { Db, Executor } from '../../db/client.js';
-import type { IntegrationRow, IntegrationType } from '../../db/schema/modules.js';
+import type { IntegrationRow, IntegrationType } from '../../db/schema/integrations.js';
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import { exceedsDepth, MAX_JSON_DEPTH } from '../../platform/body-parsers.js';

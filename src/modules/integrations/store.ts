@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { integrations, type IntegrationRow, type IntegrationType } from '../../db/schema/modules.js';
+import { integrations, type IntegrationRow, type IntegrationType } from '../../db/schema/integrations.js';
 
 export function listIntegrations(db: Executor): Promise<IntegrationRow[]> {
   return db.select().from(integrations).orderBy(asc(integrations.integrationType));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import type { LlmOutputRow } from '../../db/schema/platform.js';
+import type { LlmOutputRow } from '../../db/schema/llm-experiments.js';
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';

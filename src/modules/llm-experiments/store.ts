@@ -1,6 +1,6 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { llmOutputs, type LlmOutputRow } from '../../db/schema/platform.js';
+import { llmOutputs, type LlmOutputRow } from '../../db/schema/llm-experiments.js';
 
 export async function insertOutputs(db: Executor, rows: (typeof llmOutputs.$inferInsert)[]): Promise<void> {
   await db.insert(llmOutputs).values(rows);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../db/client.js';
-import type { NotificationPreferencesRow } from '../../db/schema/platform.js';
+import type { NotificationPreferencesRow } from '../../db/schema/notifications.js';
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';

@@ -5,7 +5,7 @@ import {
   notificationPreferences,
   type NotificationDeliveryRow,
   type NotificationPreferencesRow,
-} from '../../db/schema/platform.js';
+} from '../../db/schema/notifications.js';
 
 export async function findPreferences(db: Executor, userId: string, forUpdate = false): Promise<NotificationPreferencesRow | undefined> {
   const query = db.select().from(notificationPreferences).where(eq(notificationPreferences.userId, userId));

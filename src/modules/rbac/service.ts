@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import type { CustomRoleRow } from '../../db/schema/modules.js';
+import type { CustomRoleRow } from '../../db/schema/rbac.js';
 import type { AuditLog } from '../../platform/audit.js';
 import { hasRole, type Actor } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';

@@ -6,7 +6,7 @@ import {
   userCustomRoles,
   type CustomRoleRow,
   type DirectGrantRow,
-} from '../../db/schema/modules.js';
+} from '../../db/schema/rbac.js';
 
 export type RoleWithCount = CustomRoleRow & { userCount: number };
 

@@ -1,4 +1,4 @@
-import type { RolloutScheduleStatus } from '../../db/schema/rollout.js';
+import type { RolloutScheduleStatus } from '../../db/schema/rollout-schedules.js';
 
 export type ScheduleAction = 'activate' | 'pause' | 'cancel';
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ROLLOUT_SCHEDULE_STATUSES } from '../../db/schema/rollout.js';
+import { ROLLOUT_SCHEDULE_STATUSES } from '../../db/schema/rollout-schedules.js';
 import { DateTime, Nullable, Pagination, StringEnum, Uuid } from '../../platform/schemas.js';
 
 /** Enough for any staged rollout; bounds the work of one schedule. */

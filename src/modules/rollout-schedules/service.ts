@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import type { RolloutScheduleRow, RolloutStageRow } from '../../db/schema/rollout.js';
+import type { RolloutScheduleRow, RolloutStageRow } from '../../db/schema/rollout-schedules.js';
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';

@@ -6,7 +6,7 @@ import {
   type RolloutScheduleRow,
   type RolloutScheduleStatus,
   type RolloutStageRow,
-} from '../../db/schema/rollout.js';
+} from '../../db/schema/rollout-schedules.js';
 
 export async function insertSchedule(db: Executor, values: typeof rolloutSchedules.$inferInsert): Promise<RolloutScheduleRow> {
   const [row] = await db.insert(rolloutSchedules).values(values).returning();

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import { featureFlags } from './flags.js';
+import { featureFlags } from './feature-flags.js';
 import { users } from './users.js';
 
 export const ROLLOUT_SCHEDULE_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
