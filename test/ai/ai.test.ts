@@ -7,7 +7,7 @@ import { NO_LLM_CONFIGURED, UNKNOWN_VARIANT } from '../../src/modules/llm-experi
 import { sampleSizeForEffect } from '../../src/stats/index.js';
 import { experiment } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, type ReceivedRequest } from './fakes.js';
+import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
 
 type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang' | 'judge';
 let mode: Mode = 'design';

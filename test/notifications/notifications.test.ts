@@ -6,7 +6,7 @@ import {
   WEBHOOK_URL_REQUIRED,
 } from '../../src/modules/notifications/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, startSmtpSink } from './fakes.js';
+import { startHttpServer, startSmtpSink } from '../helpers/fakes.js';
 import { experiment } from '../helpers/fixtures.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adjust, minimumDetectableEffect, normalCdf, sampleSizeTwoProportions } from '../../src/stats/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { Driver, type Json } from './helpers.js';
+import { Driver, type Json } from '../results/helpers.js';
 
 let t: TestApp;
 let dev: TestUser;

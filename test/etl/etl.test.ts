@@ -3,7 +3,7 @@ import type { UpliftApp } from '../../src/app.js';
 import { DATE_FORMAT_MESSAGE } from '../../src/modules/etl/partitions.js';
 import { CRAWLER_RUNNING, JOB_RUN_NOT_FOUND, NOT_HOURLY, TABLE_NOT_FOUND, UNKNOWN_CRAWLER, UNKNOWN_JOB, UNKNOWN_TABLE } from '../../src/modules/etl/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, type ReceivedRequest } from './fakes.js';
+import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
 
 /**
  * A fake of the Glue API (AWS JSON 1.1: POST / with X-Amz-Target: AWSGlue.<Operation>). Tables: `events` (dt, hour),

@@ -6,7 +6,7 @@ import { createAuditLog } from '../../src/platform/audit.js';
 import { systemClock } from '../../src/platform/clock.js';
 import type { UpliftApp } from '../../src/app.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { entryWith, openSse } from './fakes.js';
+import { entryWith, openSse } from '../helpers/fakes.js';
 
 let t: TestApp;
 let core: UpliftApp;
