@@ -1,21 +1,19 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRulesetCache, type RulesetSnapshot } from '../../src/modules/feature-flags/ruleset.js';
-import { matchesIfNoneMatch } from '../../src/modules/sdk/service.js';
 import { fixedClock, systemClock } from '../../src/platform/clock.js';
-import { BUCKETING, CONTEXT_TOO_DEEP_MESSAGE, CONTEXT_TOO_LARGE_MESSAGE, inRollout, flagSalt } from '../../src/targeting/index.js';
+import { CONTEXT_TOO_DEEP_MESSAGE, CONTEXT_TOO_LARGE_MESSAGE, inRollout, flagSalt } from '../../src/targeting/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
 let dev: TestUser;
 let key: { headers: Record<string, string> };
-let sdkKey: { headers: Record<string, string> };
 const BASE = '/api/v1/feature-flags';
 
 beforeAll(async () => {
   t = await testApp();
   dev = await t.user({ role: 'DEVELOPER' });
-  [key, sdkKey] = await Promise.all([t.apiKey(dev), t.apiKey(dev, ['sdk:ruleset'])]);
+  key = await t.apiKey(dev);
 });
 afterAll(() => t.close());
 
@@ -268,49 +266,3 @@ describe('segments in flag rules', () => {
   });
 });
 
-describe('SDK ruleset', () => {
-  it('returns every flag with its rules and rollout, the segments named and the bucketing version, with an ETag', async () => {
-    const segment = await createSegment({ rules: rules({ attribute: 'plan', operator: 'equals', value: 'pro' }) });
-    const list = await createSegment({ kind: 'id_list' });
-    const flag = await createFlag({
-      rollout_percentage: 30,
-      targeting_rules: { logical_operator: 'OR', groups: [{ logical_operator: 'AND', conditions: [
-        { attribute: 'segment', operator: 'in_segment', value: segment.id },
-        { attribute: 'segment', operator: 'not_in_segment', value: list.id },
-      ] }] },
-    });
-    const res = await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: sdkKey.headers });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
-    expect(res.headers['cache-control']).toBe('no-cache');
-    const body = res.json();
-    expect(body.bucketing).toEqual({ name: BUCKETING.name, version: BUCKETING.version });
-    expect(body.flags).toContainEqual({
-      id: flag.id, key: flag.key, status: 'active', is_active: true, rollout_percentage: 30, targeting_rules: flag.targeting_rules, default_value: false,
-    });
-    expect(body.segments).toContainEqual({ id: segment.id, kind: 'rules', status: 'active', rules: segment.rules, valid: true });
-    expect(body.segments).toContainEqual({ id: list.id, kind: 'id_list', status: 'active', rules: null, valid: true });
-
-    const same = await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: { ...sdkKey.headers, 'if-none-match': `"x", ${res.headers.etag}` } });
-    expect([same.statusCode, same.body, same.headers.etag]).toEqual([304, '', res.headers.etag]);
-    await t.inject({ method: 'PUT', url: `${BASE}/${flag.id}`, headers: dev.headers, payload: { rollout_percentage: 31 } });
-    const changed = await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: { ...sdkKey.headers, 'if-none-match': res.headers.etag as string } });
-    expect(changed.statusCode).toBe(200);
-    expect(changed.headers.etag).not.toBe(res.headers.etag);
-  });
-
-  it('needs a key with the sdk:ruleset scope', async () => {
-    expect((await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset' })).statusCode).toBe(401);
-    expect((await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: dev.headers })).statusCode).toBe(401);
-    const res = await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: key.headers });
-    expect([res.statusCode, res.json()]).toEqual([403, { detail: 'This API key lacks the sdk:ruleset scope' }]);
-  });
-
-  it('compares If-None-Match weakly, in lists and with *', () => {
-    expect(matchesIfNoneMatch('W/"abc"', '"abc"')).toBe(true);
-    expect(matchesIfNoneMatch('"x" , "abc"', '"abc"')).toBe(true);
-    expect(matchesIfNoneMatch('*', '"abc"')).toBe(true);
-    expect(matchesIfNoneMatch('"abcd"', '"abc"')).toBe(false);
-    expect(matchesIfNoneMatch(undefined, '"abc"')).toBe(false);
-  });
-});

@@ -1,9 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
-import { ONE_CONTROL } from '../../src/modules/experiments/rules.js';
 import { isInHoldout } from '../../src/modules/holdout/membership.js';
-import { ANOTHER_HOLDOUT_ACTIVE, HOLDOUT_NOT_FOUND, RESULTS_NOTICE } from '../../src/modules/holdout/service.js';
 import { mutexSlot, type ExclusionGroup } from '../../src/modules/mutual-exclusion/membership.js';
 import {
   ALLOCATION_NOT_MEMBER,
@@ -14,9 +12,7 @@ import {
   NOT_A_MEMBER,
   experimentNotJoinable,
 } from '../../src/modules/mutual-exclusion/service.js';
-import { DRAFT_NOT_FOUND, DRAFT_SUBMITTED } from '../../src/modules/wizard/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { fisherExactTwoSided } from '../../src/stats/index.js';
 
 const clock = fixedClock(new Date('2031-09-01T10:00:00.000Z'));
 let t: TestApp;
@@ -211,166 +207,3 @@ describe('membership functions', () => {
   });
 });
 
-describe('global holdout', () => {
-  const HOLDOUT = '/api/v1/holdout';
-
-  it('has one active holdout at a time, managed by ADMIN', async () => {
-    const none = await call('GET', HOLDOUT, viewer);
-    expect(none.statusCode).toBe(200);
-    expect(none.json()).toBeNull();
-    expect((await call('GET', `${HOLDOUT}/check/someone`, viewer)).json()).toEqual({ user_id: 'someone', in_holdout: false, holdout_id: null, percentage: null });
-
-    expect((await call('POST', HOLDOUT, dev, { name: 'h', percentage: 5 })).statusCode).toBe(403);
-    expect((await call('POST', HOLDOUT, undefined, { name: 'h', percentage: 5 })).statusCode).toBe(401);
-    expect((await call('POST', HOLDOUT, admin, { name: 'h', percentage: 101 })).statusCode).toBe(422);
-    expect((await call('POST', HOLDOUT, admin, { name: 'h', percentage: 5, extra: true })).statusCode).toBe(422);
-    const first = await call('POST', HOLDOUT, admin, { name: 'Global 5%', percentage: 5 });
-    expect(first.statusCode).toBe(201);
-    expect(first.json()).toMatchObject({ name: 'Global 5%', percentage: 5, is_active: true, description: null });
-    expect((await call('GET', HOLDOUT, viewer)).json()).toEqual(first.json());
-
-    const second = await call('POST', HOLDOUT, admin, { name: 'Second', percentage: 10 });
-    expect(second.statusCode).toBe(409);
-    expect(second.json()).toEqual({ detail: ANOTHER_HOLDOUT_ACTIVE });
-    const spare = await call('POST', HOLDOUT, admin, { name: 'Spare', percentage: 10, is_active: false });
-    expect(spare.statusCode).toBe(201);
-    const all = await call('GET', `${HOLDOUT}/all`, admin);
-    expect(all.json().map((h: Json) => h.name)).toEqual(expect.arrayContaining(['Global 5%', 'Spare']));
-    expect(all.json().map((h: Json) => h.name)).not.toContain('Second');
-    expect((await call('GET', `${HOLDOUT}/all`, dev)).statusCode).toBe(403);
-
-    const activate = await call('PUT', `${HOLDOUT}/${spare.json().id}`, admin, { is_active: true });
-    expect(activate.statusCode).toBe(409);
-    expect((await call('PUT', `${HOLDOUT}/${first.json().id}`, dev, { is_active: false })).statusCode).toBe(403);
-    expect((await call('PUT', `${HOLDOUT}/${first.json().id}`, admin, { is_active: false })).json().is_active).toBe(false);
-    const switched = await call('PUT', `${HOLDOUT}/${spare.json().id}`, admin, { is_active: true, percentage: 100 });
-    expect(switched.json()).toMatchObject({ is_active: true, percentage: 100 });
-    expect((await call('GET', HOLDOUT, viewer)).json().id).toBe(spare.json().id);
-    expect((await call('PUT', `${HOLDOUT}/00000000-0000-4000-8000-000000000000`, admin, { percentage: 1 })).json()).toEqual({ detail: HOLDOUT_NOT_FOUND });
-    expect((await call('PUT', `${HOLDOUT}/zzz`, admin, { percentage: 1 })).statusCode).toBe(422);
-  });
-
-  it('checks users deterministically by hash against the active holdout', async () => {
-    const active = (await call('GET', HOLDOUT, viewer)).json();
-    await call('PUT', `${HOLDOUT}/${active.id}`, admin, { percentage: 50 });
-    for (const user of ['alice', 'bob', 'carol', 'dave', 'user:42']) {
-      const res = await call('GET', `${HOLDOUT}/check/${encodeURIComponent(user)}`, viewer);
-      expect(res.json()).toEqual({ user_id: user, in_holdout: isInHoldout({ id: active.id, percentage: 50 }, user), holdout_id: active.id, percentage: 50 });
-    }
-    expect((await call('GET', `${HOLDOUT}/check/alice`)).statusCode).toBe(401);
-  });
-
-  it('answers beta results: held-out users against everyone else, per tracked event', async () => {
-    const active = (await call('GET', HOLDOUT, viewer)).json();
-    const key = (await t.apiKey(dev)).headers;
-    const users = Array.from({ length: 40 }, (_, i) => `hr-${i}`);
-    for (const [i, user] of users.entries()) {
-      const event = i % 3 === 0 ? 'signup' : 'page_view';
-      await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers: key, payload: { event_type: event, user_id: user } });
-    }
-    const res = await call('GET', `${HOLDOUT}/${active.id}/results`, analyst);
-    expect(res.statusCode).toBe(200);
-    const body = res.json();
-    const held = users.filter((u) => isInHoldout(active, u));
-    expect(body).toMatchObject({ holdout: active, analysis_status: 'beta', analysis_notice: RESULTS_NOTICE, users_in_holdout: held.length });
-    const signup = body.metrics.find((m: Json) => m.event_name === 'signup');
-    const heldSignups = users.filter((u, i) => i % 3 === 0 && held.includes(u)).length;
-    const exposedSignups = users.filter((u, i) => i % 3 === 0 && !held.includes(u)).length;
-    const exposed = users.length - held.length;
-    expect(signup).toEqual({
-      event_name: 'signup',
-      holdout_users: held.length, holdout_converters: heldSignups, holdout_rate: heldSignups / held.length,
-      exposed_users: exposed, exposed_converters: exposedSignups, exposed_rate: exposedSignups / exposed,
-      relative_lift: heldSignups ? (exposedSignups / exposed - heldSignups / held.length) / (heldSignups / held.length) : null,
-      p_value: fisherExactTwoSided(heldSignups, held.length, exposedSignups, exposed),
-    });
-    expect((await call('GET', `${HOLDOUT}/00000000-0000-4000-8000-000000000000/results`, viewer)).statusCode).toBe(404);
-    const doc = (await call('GET', '/api/v1/openapi.json')).json();
-    expect(doc.paths['/api/v1/holdout/{holdout_id}/results'].get['x-stability']).toBe('beta');
-  });
-});
-
-describe('wizard (deprecated)', () => {
-  const WIZARD = '/api/v1/wizard';
-
-  it('keeps personal drafts, step by step', async () => {
-    const created = await call('POST', `${WIZARD}/drafts`, dev, { data: { name: 'From the wizard' } });
-    expect(created.statusCode).toBe(201);
-    const draft = created.json();
-    expect(draft).toMatchObject({ user_id: dev.id, current_step: 1, status: 'draft', experiment_id: null, data: { name: 'From the wizard' } });
-    const step = await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, dev, { step: 2, data: { key: t.unique('wiz'), hypothesis: 'h' } });
-    expect(step.json()).toMatchObject({ current_step: 2, data: { name: 'From the wizard', hypothesis: 'h' } });
-    expect((await call('GET', `${WIZARD}/drafts/${draft.id}`, dev)).json()).toEqual(step.json());
-    expect((await call('GET', `${WIZARD}/drafts`, dev)).json().map((d: Json) => d.id)).toContain(draft.id);
-
-    const otherDev = await t.user({ role: 'DEVELOPER' });
-    expect((await call('GET', `${WIZARD}/drafts`, otherDev)).json()).toEqual([]);
-    expect((await call('GET', `${WIZARD}/drafts/${draft.id}`, otherDev)).json()).toEqual({ detail: DRAFT_NOT_FOUND });
-    expect((await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, otherDev, { step: 3, data: {} })).statusCode).toBe(404);
-    expect((await call('POST', `${WIZARD}/drafts`, viewer, {})).statusCode).toBe(403);
-    expect((await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, analyst, { step: 3, data: {} })).statusCode).toBe(403);
-    expect((await call('GET', `${WIZARD}/drafts`)).statusCode).toBe(401);
-    for (const payload of [{ step: 6, data: {} }, { step: 3, data: { mde: 1 } }, { step: 3, data: { unknown: 1 } }, { step: 3, data: { variants: [] } }]) {
-      expect((await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, dev, payload)).statusCode, JSON.stringify(payload)).toBe(422);
-    }
-    expect((await call('GET', `${WIZARD}/drafts/nope`, dev)).statusCode).toBe(422);
-    expect((await call('GET', `${WIZARD}/drafts/${draft.id}`, dev)).json()).toEqual(step.json());
-  });
-
-  it('validates data against the experiment rules', async () => {
-    const empty = await call('POST', `${WIZARD}/validate`, viewer, { name: 'Only a name' });
-    expect(empty.statusCode).toBe(200);
-    expect(empty.json().valid).toBe(false);
-    expect(empty.json().errors).toEqual(expect.arrayContaining([
-      expect.objectContaining({ type: 'missing', loc: ['data', 'key'] }),
-      expect.objectContaining({ type: 'missing', loc: ['data', 'variants'] }),
-    ]));
-    const noControl = { ...experimentBody(), variants: [{ name: 'a', traffic_allocation: 100 }] };
-    expect((await call('POST', `${WIZARD}/validate`, viewer, noControl)).json()).toEqual({
-      valid: false,
-      errors: [{ type: 'value_error', loc: ['data', 'variants'], msg: ONE_CONTROL }],
-    });
-    expect((await call('POST', `${WIZARD}/validate`, viewer, { ...experimentBody(), mde: 0.2 })).json()).toEqual({ valid: true, errors: [] });
-    expect((await call('POST', `${WIZARD}/validate`, viewer, { status: 'draft' })).statusCode).toBe(422);
-  });
-
-  it('submits a complete draft as an experiment with the mde as the primary expected_effect, once', async () => {
-    const draft = (await call('POST', `${WIZARD}/drafts`, dev, { data: { name: 'Wizard experiment' } })).json();
-    const incomplete = await call('POST', `${WIZARD}/drafts/${draft.id}/submit`, dev);
-    expect(incomplete.statusCode).toBe(422);
-    expect(incomplete.json().detail).toContainEqual(expect.objectContaining({ loc: ['data', 'key'], type: 'missing' }));
-    const body = experimentBody();
-    await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, dev, {
-      step: 5,
-      data: {
-        key: body.key,
-        variants: body.variants,
-        metrics: [{ name: 'secondary', event_name: 'view' }, { name: 'primary', event_name: 'buy', is_primary: true }],
-        mde: 0.15,
-      },
-    });
-    expect((await call('POST', `${WIZARD}/drafts/${draft.id}/submit`, viewer)).statusCode).toBe(403);
-    const res = await call('POST', `${WIZARD}/drafts/${draft.id}/submit`, dev);
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({ name: 'Wizard experiment', key: body.key, status: 'draft', owner_id: dev.id });
-    expect(res.json().metrics.map((m: Json) => [m.name, m.expected_effect])).toEqual([['secondary', null], ['primary', 0.15]]);
-    expect((await call('GET', `${WIZARD}/drafts/${draft.id}`, dev)).json()).toMatchObject({ status: 'submitted', experiment_id: res.json().id });
-    const again = await call('POST', `${WIZARD}/drafts/${draft.id}/submit`, dev);
-    expect(again.statusCode).toBe(409);
-    expect(again.json()).toEqual({ detail: DRAFT_SUBMITTED });
-    expect((await call('PUT', `${WIZARD}/drafts/${draft.id}/step`, dev, { step: 1, data: {} })).statusCode).toBe(409);
-    expect((await call('GET', `/api/v1/experiments/?search=${body.key}`, viewer)).json()).toHaveLength(1);
-  });
-
-  it('marks all six operations deprecated in the OpenAPI document', async () => {
-    const doc = (await call('GET', '/api/v1/openapi.json')).json();
-    const ops = Object.entries(doc.paths as Record<string, Record<string, Json>>)
-      .filter(([path]) => path.startsWith('/api/v1/wizard'))
-      .flatMap(([, methods]) => Object.values(methods));
-    expect(ops).toHaveLength(6);
-    for (const op of ops) {
-      expect(op.deprecated).toBe(true);
-      expect(op.summary).toMatch(/ \(deprecated\)$/);
-    }
-  });
-});

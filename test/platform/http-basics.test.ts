@@ -15,13 +15,6 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('service basics', () => {
-  it('answers GET /health with 200 and a request id', async () => {
-    const res = await t.inject({ method: 'GET', url: '/health' });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'ok' });
-    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-  });
-
   it('answers an unknown route with 404 Not Found', async () => {
     const res = await t.inject({ method: 'GET', url: '/api/v1/nothing-here' });
     expect(res.statusCode).toBe(404);
@@ -31,14 +24,6 @@ describe('service basics', () => {
   it('answers the removed operations with 404', async () => {
     expect((await t.inject({ method: 'GET', url: '/api/v1/edge/bootstrap' })).statusCode).toBe(404);
     expect((await t.inject({ method: 'POST', url: '/api/v1/etl/query', payload: {} })).statusCode).toBe(404);
-  });
-
-  it('serves the informational events and assignments routes', async () => {
-    for (const url of ['/api/v1/events/', '/api/v1/assignments/']) {
-      const res = await t.inject({ method: 'GET', url });
-      expect(res.statusCode).toBe(200);
-      expect(typeof res.json().message).toBe('string');
-    }
   });
 
   it('redirects the other trailing-slash spelling with 307, keeping the query', async () => {

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { UpliftApp } from '../../src/app.js';
+import { NO_LLM_CONFIGURED, UNKNOWN_VARIANT } from '../../src/modules/llm-experiments/service.js';
+import { experiment } from '../helpers/fixtures.js';
+import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
+
+type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang' | 'judge';
+let mode: Mode = 'design';
+let llm: Awaited<ReturnType<typeof startHttpServer>>;
+let t: TestApp;
+/** The same database without a language model configured. */
+let plain: UpliftApp;
+let developer: TestUser;
+let viewer: TestUser;
+
+const reply = (content: string) => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content } }] } });
+
+/** A judge that scores by the answer: good 0.9, bad 0.2, vary-N N/10, `noscore` no JSON score, `fail` a 500. */
+function judge(request: ReceivedRequest) {
+  const { answer } = JSON.parse(JSON.parse(request.body).messages[1].content) as { answer: string };
+  if (answer.startsWith('fail')) return { status: 500, body: { error: 'overloaded' } };
+  if (answer.startsWith('noscore')) return reply('I would rather not give a number.');
+  if (answer.startsWith('vary-')) return reply(`{"score": ${Number(answer.slice(5)) / 10}, "reasoning": "ok"}`);
+  if (answer.startsWith('outofrange')) return reply('{"score": 7}');
+  return reply(`Here you go: \`\`\`json\n{"score": ${answer.startsWith('good') ? 0.9 : 0.2}, "reasoning": "fine"}\n\`\`\``);
+}
+
+function respond(request: ReceivedRequest) {
+  if (mode === 'judge') return judge(request);
+  if (mode === 'error') return { status: 500, body: { error: 'down' } };
+  if (mode === 'hang') return 'hang' as const;
+  if (mode === 'garbage') return reply('{"name": 42}');
+  if (mode === 'interpret') return reply('{"summary": "Too early to call.", "key_findings": ["No users yet."], "next_steps": ["Wait."]}');
+  return reply(
+    JSON.stringify({
+      name: 'One-page checkout',
+      hypothesis: 'If checkout fits on one page, more buyers finish, because nothing hides the next step.',
+      description: 'Collapse checkout into a single page.',
+      variants: [
+        { name: 'current_checkout', description: 'Today' },
+        { name: 'one_page', description: 'Single page' },
+      ],
+      rationale: ['Checkout drop-off is the largest leak.'],
+    }),
+  );
+}
+
+beforeAll(async () => {
+  llm = await startHttpServer(respond);
+  t = await testApp({ env: { LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test', LLM_MODEL: 'judge-model', LLM_TIMEOUT_SECONDS: '1' } });
+  plain = await t.spawn();
+  [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
+});
+afterAll(async () => {
+  await t.close();
+  await llm.close();
+});
+
+const get = (url: string, user?: TestUser) => t.inject({ method: 'GET', url, headers: user?.headers });
+const post = (url: string, user: TestUser | undefined, payload?: unknown, app = t.app) =>
+  app.inject({ method: 'POST', url, headers: user?.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+const callsDuring = async <T>(fn: () => Promise<T>): Promise<{ result: T; calls: number }> => {
+  const before = llm.requests.length;
+  const result = await fn();
+  return { result, calls: llm.requests.length - before };
+};
+
+describe('LLM experiments', () => {
+  const outputs = (id: string, user: TestUser, items: Array<[string, string]>) =>
+    post(`/api/v1/llm-experiments/${id}/outputs`, user, { outputs: items.map(([variant_name, output]) => ({ variant_name, prompt: 'Q?', output })) });
+  const results = async (id: string) => {
+    const res = await get(`/api/v1/llm-experiments/${id}/results`, viewer);
+    expect(res.statusCode).toBe(200);
+    return res.json();
+  };
+
+  it('stores outputs for known variants only', async () => {
+    const exp = await experiment(t, developer);
+    const stored = await outputs(exp.id, developer, [['control', 'good a'], ['treatment', 'good b']]);
+    expect(stored.statusCode).toBe(201);
+    expect(stored.json()).toEqual({ experiment_id: exp.id, stored: 2 });
+    const unknown = await outputs(exp.id, developer, [['control', 'x'], ['ghost', 'y']]);
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json().detail).toEqual([{ type: 'value_error', loc: ['body', 'outputs', 1, 'variant_name'], msg: UNKNOWN_VARIANT }]);
+    expect((await results(exp.id)).variants.map((v: { n_outputs: number }) => v.n_outputs)).toEqual([1, 1]);
+    expect((await outputs(exp.id, viewer, [['control', 'x']])).statusCode).toBe(403);
+    expect((await outputs(crypto.randomUUID(), developer, [['control', 'x']])).statusCode).toBe(404);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/outputs`, developer, { outputs: [] })).statusCode).toBe(422);
+  });
+
+  it('judges outputs, storing no score for failed calls and replies without a score', async () => {
+    mode = 'judge';
+    const exp = await experiment(t, developer);
+    await outputs(exp.id, developer, [
+      ['control', 'good 1'], ['control', 'good 2'], ['control', 'noscore'],
+      ['treatment', 'bad 1'], ['treatment', 'bad 2'], ['treatment', 'fail'], ['treatment', 'outofrange'],
+    ]);
+    const { result, calls } = await callsDuring(() => post(`/api/v1/llm-experiments/${exp.id}/judge`, developer));
+    expect(result.statusCode).toBe(200);
+    expect(result.json()).toEqual({ experiment_id: exp.id, judged: 7, scored: 4, call_failed: 1, no_score: 2, remaining: 0 });
+    expect(calls).toBe(8);
+    const summary = await results(exp.id);
+    expect(summary).toMatchObject({ total_auto_eval: 4, total_auto_eval_unscored: 3 });
+    expect(summary.variants).toMatchObject([
+      { variant_name: 'control', is_control: true, n_outputs: 3, n_auto_eval: 2, n_auto_eval_unscored: 1, n_pending: 0 },
+      { variant_name: 'treatment', is_control: false, n_outputs: 4, n_auto_eval: 2, n_auto_eval_unscored: 2, n_pending: 0 },
+    ]);
+    expect(summary.variants[0].mean_auto_eval_score).toBeCloseTo(0.9, 12);
+    expect(summary.variants[1].mean_auto_eval_score).toBeCloseTo(0.2, 12);
+    // Neither variant's scores vary: no test statistic.
+    expect(summary.comparisons).toEqual([
+      { variant_name: 'treatment', control_variant_name: 'control', difference: expect.closeTo(-0.7, 12), p_value: null, effect_size: null },
+    ]);
+    const again = await post(`/api/v1/llm-experiments/${exp.id}/judge`, developer);
+    expect(again.json()).toMatchObject({ judged: 0, remaining: 0 });
+  });
+
+  it('compares variants whose scores vary', async () => {
+    mode = 'judge';
+    const exp = await experiment(t, developer);
+    await outputs(exp.id, developer, [
+      ['control', 'vary-2'], ['control', 'vary-4'], ['control', 'vary-3'],
+      ['treatment', 'vary-7'], ['treatment', 'vary-7'], ['treatment', 'vary-7'],
+    ]);
+    await post(`/api/v1/llm-experiments/${exp.id}/judge?limit=200&criteria=${encodeURIComponent('concise and correct')}`, developer);
+    const [comparison] = (await results(exp.id)).comparisons;
+    expect(comparison.difference).toBeCloseTo(0.4, 12);
+    expect(comparison.p_value).toBeGreaterThan(0);
+    expect(comparison.p_value).toBeLessThan(0.05);
+    expect(comparison.effect_size).toBeCloseTo(0.4 / Math.sqrt((2 * 0.01) / 4), 9);
+  });
+
+  it('refuses judging without a model, for VIEWER, for unknown experiments and bad limits', async () => {
+    const exp = await experiment(t, developer);
+    const noModel = await post(`/api/v1/llm-experiments/${exp.id}/judge`, developer, undefined, plain.app);
+    expect(noModel.statusCode).toBe(503);
+    expect(noModel.json()).toEqual({ detail: NO_LLM_CONFIGURED });
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge`, viewer)).statusCode).toBe(403);
+    expect((await post(`/api/v1/llm-experiments/${crypto.randomUUID()}/judge`, developer)).statusCode).toBe(404);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge?limit=0`, developer)).statusCode).toBe(422);
+    expect((await post(`/api/v1/llm-experiments/${exp.id}/judge`, undefined)).statusCode).toBe(401);
+    expect((await get(`/api/v1/llm-experiments/${crypto.randomUUID()}/results`, viewer)).statusCode).toBe(404);
+    expect((await get(`/api/v1/llm-experiments/${exp.id}/results`)).statusCode).toBe(401);
+    expect((await get('/api/v1/llm-experiments/nope/results', viewer)).statusCode).toBe(422);
+  });
+});
