@@ -46,7 +46,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const clock = overrides.clock ?? systemClock;
   const namespace = overrides.namespace ?? 'uplift';
   const ownsDatabase = !overrides.database;
-  const database = overrides.database ?? (await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const database = overrides.database ?? (await connectDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+  }));
   let redis: Redis | undefined;
   let subscriber: Redis | undefined;
   let bus: Bus | undefined;
