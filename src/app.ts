@@ -16,6 +16,7 @@ import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
+import { metricsPlugin } from './platform/metrics.js';
 import { memoryCounterStore, rateLimitPlugin, redisCounterStore } from './platform/rate-limit.js';
 import { connectRedis, type Redis } from './platform/redis.js';
 import { requestLogger } from './platform/request-logger.js';
@@ -110,6 +111,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       resolveApiKey: services.apiKeys.resolve,
     });
     await app.register(authPlugin, { authenticator });
+    await app.register(metricsPlugin, {
+      token: config.metricsToken,
+      queues: { events: () => services.events.queued, assignments: () => services.assignmentWriter.queued },
+      pool: database.poolStats,
+    });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
     for (const module of modulesFor(config.deploymentProfile)) {

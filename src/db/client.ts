@@ -29,6 +29,8 @@ export interface Database {
   connectionString: string | undefined;
   /** The schema search_path applied to every connection (tests isolate themselves this way). */
   searchPath: string | undefined;
+  /** Connections of the PostgreSQL pool (metrics); absent for the embedded database. */
+  poolStats?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
     },
     connectionString: url,
     searchPath: options.searchPath,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }
