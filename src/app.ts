@@ -91,6 +91,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       return503OnClosing: true,
     }).withTypeProvider<TypeBoxTypeProvider>();
 
+    // Loaded only when tracing is on, so a deployment without it never loads the OpenTelemetry packages.
+    if (config.tracing) await app.register((await import('./platform/tracing.js')).tracingPlugin);
     app.setValidatorCompiler(validatorCompiler);
     installErrorHandling(app);
     installBodyParsers(app);
