@@ -48,3 +48,20 @@ describe('deployment settings', () => {
     }
   });
 });
+
+describe('a statement cancelled by the timeout', () => {
+  it('answers 503 with Retry-After, not 500', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { installErrorHandling, STATEMENT_TIMEOUT } = await import('../../src/platform/error-handler.js');
+    const app = Fastify();
+    installErrorHandling(app);
+    app.get('/slow', async () => {
+      throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    });
+    const res = await app.inject({ method: 'GET', url: '/slow' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.json()).toEqual({ detail: STATEMENT_TIMEOUT });
+    await app.close();
+  });
+});
