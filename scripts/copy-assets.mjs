@@ -1,4 +1,6 @@
-// Copies non-TypeScript runtime files (SQL migrations) next to the compiled code in dist/.
-import { cpSync } from 'node:fs';
+// Copies non-TypeScript runtime files (SQL migrations) next to the compiled code in dist/, and marks the CLI executable.
+import { chmodSync, cpSync } from 'node:fs';
 
 cpSync('src/db/migrations', 'dist/src/db/migrations', { recursive: true });
+// The `uplift` bin must be executable (tsc writes files without the mode).
+chmodSync('dist/src/cli/main.js', 0o755);

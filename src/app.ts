@@ -16,6 +16,7 @@ import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
+import { metricsPlugin } from './platform/metrics.js';
 import { memoryCounterStore, rateLimitPlugin, redisCounterStore } from './platform/rate-limit.js';
 import { connectRedis, type Redis } from './platform/redis.js';
 import { requestLogger } from './platform/request-logger.js';
@@ -46,7 +47,12 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
   const clock = overrides.clock ?? systemClock;
   const namespace = overrides.namespace ?? 'uplift';
   const ownsDatabase = !overrides.database;
-  const database = overrides.database ?? (await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const database = overrides.database ?? (await connectDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+  }));
   let redis: Redis | undefined;
   let subscriber: Redis | undefined;
   let bus: Bus | undefined;
@@ -85,6 +91,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       return503OnClosing: true,
     }).withTypeProvider<TypeBoxTypeProvider>();
 
+    // Loaded only when tracing is on, so a deployment without it never loads the OpenTelemetry packages.
+    if (config.tracing) await app.register((await import('./platform/tracing.js')).tracingPlugin);
     app.setValidatorCompiler(validatorCompiler);
     installErrorHandling(app);
     installBodyParsers(app);
@@ -105,6 +113,11 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       resolveApiKey: services.apiKeys.resolve,
     });
     await app.register(authPlugin, { authenticator });
+    await app.register(metricsPlugin, {
+      token: config.metricsToken,
+      queues: { events: () => services.events.queued, assignments: () => services.assignmentWriter.queued },
+      pool: database.poolStats,
+    });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
     for (const module of modulesFor(config.deploymentProfile)) {

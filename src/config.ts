@@ -40,6 +40,14 @@ export interface Config {
    * then makes stored integration secrets unreadable.
    */
   integrationsEncryptionKey: Buffer | undefined;
+  /** DATABASE_POOL_SIZE: connections per process to PostgreSQL (PGlite has one). */
+  databasePoolSize: number;
+  /** DATABASE_STATEMENT_TIMEOUT_SECONDS: a statement running longer is cancelled; 0 = no limit. */
+  databaseStatementTimeoutSeconds: number;
+  /** METRICS_TOKEN: when set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP when set; tracing is off otherwise. */
+  tracing: { endpoint: string; serviceName: string } | undefined;
 }
 
 export interface SmtpConfig {
@@ -181,6 +189,15 @@ function parsePlatformManagement(env: Env, secretKey: string): PlatformManagemen
   };
 }
 
+/** pino's levels, most to least severe; `silent` logs nothing. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function parseTracing(env: Env): Config['tracing'] {
+  const endpoint = parseUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (!endpoint) return undefined;
+  return { endpoint, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'uplift' };
+}
+
 export const DEV_SECRET_KEY = 'uplift-dev-secret-key-change-me-in-production';
 
 type Env = Record<string, string | undefined>;
@@ -274,9 +291,13 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: parseTrustedProxies(env.TRUSTED_PROXIES),
     cacheEnabled: parseBool(env, 'CACHE_ENABLED', false),
     schedulerEnabled: parseBool(env, 'SCHEDULER_ENABLED', environment !== 'test'),
-    logLevel: env.LOG_LEVEL?.trim() || (environment === 'test' ? 'silent' : 'info'),
+    logLevel: parseChoice(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', LOG_LEVELS),
     bodyLimitBytes: 5 * 1024 * 1024,
     platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
+    databasePoolSize: parseInteger(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    databaseStatementTimeoutSeconds: parseInteger(env, 'DATABASE_STATEMENT_TIMEOUT_SECONDS', 60, 0, 86_400),
+    metricsToken: env.METRICS_TOKEN?.trim() || undefined,
+    tracing: parseTracing(env),
   };
 }

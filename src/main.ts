@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  const tracing = config.tracing && (await import('./platform/tracing.js')).startTracing(config.tracing);
   const { app, services } = await buildApp(config);
   if (config.secretKeyIsDefault) {
     app.log.warn('SECRET_KEY is not set: using the development default. Set SECRET_KEY before exposing this service.');
@@ -27,7 +28,11 @@ async function main(): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     app.close().then(
-      () => process.exit(0),
+      // Spans still buffered are exported before the process goes.
+      async () => {
+        await tracing?.shutdown().catch(() => undefined);
+        process.exit(0);
+      },
       (error: unknown) => {
         app.log.error({ err: error }, 'error during shutdown');
         process.exit(1);

@@ -29,6 +29,8 @@ export interface Database {
   connectionString: string | undefined;
   /** The schema search_path applied to every connection (tests isolate themselves this way). */
   searchPath: string | undefined;
+  /** Connections of the PostgreSQL pool (metrics); absent for the embedded database. */
+  poolStats?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -40,19 +42,22 @@ export interface ConnectOptions {
   dataDir?: string;
   searchPath?: string;
   poolSize?: number;
+  /** Cancels a statement running longer than this (milliseconds); 0 or unset = no limit. */
+  statementTimeoutMs?: number;
 }
 
 const drizzleOptions = { schema, casing: 'snake_case' as const };
 
 export async function connectDatabase(options: ConnectOptions): Promise<Database> {
   if (options.databaseUrl) return connectPostgres(options.databaseUrl, options);
-  return connectPglite(options.dataDir ?? './data', options.searchPath);
+  return connectPglite(options.dataDir ?? './data', options.searchPath, options.statementTimeoutMs);
 }
 
 function connectPostgres(url: string, options: ConnectOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 20,
+    statement_timeout: options.statementTimeoutMs || undefined,
     options: options.searchPath ? `-c search_path=${options.searchPath}` : undefined,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -73,11 +78,12 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
     },
     connectionString: url,
     searchPath: options.searchPath,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }
 
-async function connectPglite(dataDir: string, searchPath: string | undefined): Promise<Database> {
+async function connectPglite(dataDir: string, searchPath: string | undefined, statementTimeoutMs = 0): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   const releaseLock = inMemory ? () => undefined : lockDataDir(dataDir);
   let client: PGlite;
@@ -85,6 +91,7 @@ async function connectPglite(dataDir: string, searchPath: string | undefined): P
     client = inMemory ? new PGlite() : new PGlite(resolve(dataDir, 'pg'));
     await client.waitReady;
     if (searchPath) await client.exec(`CREATE SCHEMA IF NOT EXISTS ${searchPath}; SET search_path TO ${searchPath}`);
+    if (statementTimeoutMs > 0) await client.exec(`SET statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
   } catch (error) {
     releaseLock();
     throw error;

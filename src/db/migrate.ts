@@ -12,6 +12,9 @@ export async function migrate(database: Database, directory = migrationsDirector
   const files = readdirSync(directory).filter((f) => f.endsWith('.sql')).sort();
   return database.session(async (exec) => {
     const applied: string[] = [];
+    // Waiting for another process's migrations, and a long migration, must not hit the statement timeout.
+    const [{ statement_timeout: timeout }] = await exec<{ statement_timeout: string }>('SHOW statement_timeout');
+    await exec('SET statement_timeout = 0');
     await exec(`SELECT pg_advisory_lock(${MIGRATION_LOCK_ID})`);
     try {
       await exec('CREATE TABLE IF NOT EXISTS uplift_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
@@ -30,6 +33,8 @@ export async function migrate(database: Database, directory = migrationsDirector
       }
     } finally {
       await exec(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_ID})`);
+      // Back to the connection's configured timeout (DATABASE_STATEMENT_TIMEOUT_SECONDS).
+      await exec('SELECT set_config($1, $2, false)', ['statement_timeout', timeout]);
     }
     return applied;
   });

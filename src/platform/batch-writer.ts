@@ -1,4 +1,5 @@
 import { ServiceUnavailable } from './errors.js';
+import { report, telemetry } from './telemetry.js';
 
 /**
  * Group commit. Concurrent requests hand their rows to one bounded in-process queue. While fewer than
@@ -67,7 +68,9 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
    */
   async function writeBatch(batch: Pending<T>[]): Promise<void> {
     try {
-      await options.flush(batch.length === 1 ? batch[0].rows : batch.flatMap((p) => p.rows));
+      const rows = batch.length === 1 ? batch[0].rows : batch.flatMap((p) => p.rows);
+      await options.flush(rows);
+      report(telemetry.batchWritten, { writer: options.name, rows: rows.length });
       batch.forEach((p) => p.resolve());
     } catch (error) {
       if (batch.length === 1) return batch[0].reject(error);

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { QUERY_CANCELED, sqlState } from '../db/errors.js';
 import {
   BODY_TOO_LARGE,
   DomainError,
@@ -51,10 +52,17 @@ export function installErrorHandling(app: FastifyInstance): void {
       reply.code(error.statusCode).send({ detail: clientErrorDetail(error.statusCode) });
       return;
     }
+    if (sqlState(error) === QUERY_CANCELED) {
+      request.log.warn({ err: error, request_id: request.id }, 'statement timeout');
+      reply.code(503).header('Retry-After', '5').send({ detail: STATEMENT_TIMEOUT });
+      return;
+    }
     request.log.error({ err: error, request_id: request.id }, 'unhandled error');
     reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
   });
 }
+
+export const STATEMENT_TIMEOUT = 'The database took too long to answer; retry shortly.';
 
 function clientErrorDetail(status: number): string {
   switch (status) {

@@ -26,6 +26,7 @@ export async function registerOpenApi(app: FastifyInstance, profile: string): Pr
         version: API_VERSION,
         description: `Experimentation platform: experiments, feature flags, tracking, results. Deployment profile: ${profile}.`,
       },
+      servers: [{ url: '/', description: 'This Uplift deployment' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

@@ -4,6 +4,7 @@ import type { Database } from '../db/client.js';
 import { schedulerJobs, schedulerRuns, type SchedulerOutcome } from '../db/schema/scheduler.js';
 import type { Bus } from './bus.js';
 import type { Clock } from './clock.js';
+import { report, telemetry } from './telemetry.js';
 
 /** Session advisory lock held by the process running a tick: one leader at a time across API processes. */
 const LEADER_LOCK_ID = 7_301_002;
@@ -73,6 +74,7 @@ export function createScheduler(deps: { database: Database; clock: Clock; bus: B
       error = (failure instanceof Error ? failure.message : String(failure)).slice(0, ERROR_TEXT_LIMIT);
       deps.log.error({ job: name, err: failure }, 'scheduler job failed');
     }
+    report(telemetry.jobRan, { job: name, ok: outcome === 'ok', seconds: (performance.now() - t0) / 1000 });
     await db.insert(schedulerRuns).values({
       jobName: name,
       startedAt,

@@ -180,7 +180,7 @@ describe('documentation routes', () => {
       }
     }
     expect(doc.paths['/api/v1/users/me'].get.security).toEqual([{ bearer: [] }]);
-    expect(doc.paths['/api/v1/auth/login'].post.security).toBeUndefined();
+    expect(doc.paths['/api/v1/auth/login'].post.security).toEqual([]);
     expect(doc.paths['/api/v1/admin/users']).toBeDefined();
     expect(doc.paths['/api/v1/users/'].post.requestBody.content['application/json'].schema).toBeTruthy();
   });

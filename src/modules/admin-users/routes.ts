@@ -39,7 +39,7 @@ export const adminUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }
   app.delete('/:user_id', {
     config: { access: superuserOnly() },
     schema: {
-      tags, operationId: 'adminDeleteUser', params: UserIdParams,
+      tags, operationId: 'adminDeleteUser', summary: 'Delete an account', params: UserIdParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 422, 500) },
     },
   }, async (req, reply) => {

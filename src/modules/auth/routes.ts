@@ -35,6 +35,6 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; users: U
 
   app.get('/me', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readCurrentUser', response: { 200: UserView, ...errorResponses(401) } },
+    schema: { tags, operationId: 'readCurrentUser', summary: 'The signed-in account', response: { 200: UserView, ...errorResponses(401) } },
   }, (req) => users.get(actorOf(req).id));
 };

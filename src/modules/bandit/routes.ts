@@ -9,7 +9,7 @@ const tags = ['bandit'];
 export const banditRoutes: FastifyPluginAsyncTypebox<{ bandit: BanditService }> = async (app, { bandit }) => {
   app.get('/:experiment_id', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readBandit', params: BanditParams, response: { 200: BanditView, ...errorResponses(400, 401, 404, 422) } },
+    schema: { tags, operationId: 'readBandit', summary: "A bandit experiment's arms: pulls, rewards and current weights", params: BanditParams, response: { 200: BanditView, ...errorResponses(400, 401, 404, 422) } },
   }, (req) => bandit.get(req.params.experiment_id));
 
   app.post('/:experiment_id/update', {
@@ -23,7 +23,7 @@ export const banditRoutes: FastifyPluginAsyncTypebox<{ bandit: BanditService }> 
   app.put('/:experiment_id/weights', {
     config: { access: role('ADMIN') },
     schema: {
-      tags, operationId: 'overrideBanditWeights', params: BanditParams, body: WeightsBody,
+      tags, operationId: 'overrideBanditWeights', summary: "Override a bandit experiment's arm weights", params: BanditParams, body: WeightsBody,
       response: { 200: BanditView, ...errorResponses(400, 401, 403, 404, 422) },
     },
   }, (req) => bandit.setWeights(actorOf(req), req.params.experiment_id, req.body));

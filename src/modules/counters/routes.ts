@@ -18,7 +18,7 @@ export const countersRoutes: FastifyPluginAsyncTypebox<{ counters: CountersServi
   app.get('/:experiment_id', {
     config: { access: signedIn() },
     schema: {
-      tags, operationId: 'readCounters', params: CounterParams,
+      tags, operationId: 'readCounters', summary: "An experiment's live counters per variant", params: CounterParams,
       response: { 200: CountersView, ...errorResponses(401, 404, 422) },
     },
   }, (req) => counters.get(req.params.experiment_id));
@@ -26,7 +26,7 @@ export const countersRoutes: FastifyPluginAsyncTypebox<{ counters: CountersServi
   app.post('/:experiment_id/increment', {
     config: { access: role('ADMIN', 'DEVELOPER') },
     schema: {
-      tags, operationId: 'incrementCounter', params: CounterParams, body: IncrementBody,
+      tags, operationId: 'incrementCounter', summary: 'Add to a live counter', params: CounterParams, body: IncrementBody,
       response: { 200: CountersView, ...errorResponses(400, 401, 403, 404, 422) },
     },
   }, (req) => counters.increment(req.params.experiment_id, req.body));
@@ -34,7 +34,7 @@ export const countersRoutes: FastifyPluginAsyncTypebox<{ counters: CountersServi
   app.post('/:experiment_id/reset', {
     config: { access: role('ADMIN') },
     schema: {
-      tags, operationId: 'resetCounters', params: CounterParams,
+      tags, operationId: 'resetCounters', summary: "Reset an experiment's live counters", params: CounterParams,
       response: { 200: CountersView, ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => counters.reset(actorOf(req), req.params.experiment_id));

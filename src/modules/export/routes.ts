@@ -29,28 +29,28 @@ const sendFile = (reply: FastifyReply, file: ExportFile) => reply.headers(file.h
 export const exportRoutes: FastifyPluginAsyncTypebox<{ exporter: ExportService }> = async (app, { exporter }) => {
   app.get('/experiments', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportExperiments', querystring: FileQuery, response: { 200: fileResponse(ExperimentRow), ...errors } },
+    schema: { tags, operationId: 'exportExperiments', summary: 'Download experiments (CSV or JSON)', querystring: FileQuery, response: { 200: fileResponse(ExperimentRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.experiments(req.query.format, req.query)));
 
   app.get('/variants', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportVariants', querystring: FileQuery, response: { 200: fileResponse(VariantRow), ...errors } },
+    schema: { tags, operationId: 'exportVariants', summary: 'Download variants with their results (CSV or JSON)', querystring: FileQuery, response: { 200: fileResponse(VariantRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.variants(req.query.format, req.query)));
 
   app.get('/feature-flags', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportFeatureFlags', querystring: FlagFileQuery, response: { 200: fileResponse(FlagRow), ...errors } },
+    schema: { tags, operationId: 'exportFeatureFlags', summary: 'Download feature flags (CSV or JSON)', querystring: FlagFileQuery, response: { 200: fileResponse(FlagRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.featureFlags(req.query.format, req.query)));
 
   app.get('/reports/overview', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportOverviewReport', querystring: PeriodQuery, response: { 200: Overview, ...errors } },
+    schema: { tags, operationId: 'exportOverviewReport', summary: 'Counts of experiments and flags over a period', querystring: PeriodQuery, response: { 200: Overview, ...errors } },
   }, (req) => exporter.overview(req.query));
 
   app.get('/reports/experiments/:experiment_id', {
     config: { access: signedIn() },
     schema: {
-      tags, operationId: 'exportExperimentReport', params: ReportParams, querystring: ReportQuery,
+      tags, operationId: 'exportExperimentReport', summary: "An experiment's report: its row and its variants' rows", params: ReportParams, querystring: ReportQuery,
       response: {
         200: {
           description: "JSON: the experiment's row and its variant rows; format=csv: the variant rows",

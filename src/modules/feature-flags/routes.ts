@@ -97,7 +97,7 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
 
   app.get('/:flag_id', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readFeatureFlag', params: FlagParams, response: { 200: FlagView, ...errorResponses(401, 404, 422) } },
+    schema: { tags, operationId: 'readFeatureFlag', summary: 'A feature flag', params: FlagParams, response: { 200: FlagView, ...errorResponses(401, 404, 422) } },
   }, (req) => flags.getFlag(req.params.flag_id));
 
   app.put('/:flag_id', {
@@ -112,7 +112,7 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
   app.delete('/:flag_id', {
     config: { access: editors() },
     schema: {
-      tags, operationId: 'deleteFeatureFlag', params: FlagParams,
+      tags, operationId: 'deleteFeatureFlag', summary: 'Delete a feature flag (its events are kept, detached)', params: FlagParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 422) },
     },
   }, async (req, reply) => {

@@ -10,6 +10,7 @@ import {
   type FlagSetEvaluator,
 } from '../../targeting/index.js';
 import { compileSegment, type SegmentDefinition } from '../segments/service.js';
+import { report, telemetry } from '../../platform/telemetry.js';
 
 /**
  * The compiled in-memory ruleset: every flag plus the segments their rules name, loaded with two queries and then
@@ -54,6 +55,7 @@ export interface RulesetSource {
 const NOBODY = () => false;
 
 export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapshot> {
+  report(telemetry.rulesetLoaded, {});
   const rows = await source.allFlags();
   const segmentIds = [...new Set(rows.flatMap((r) => r.segmentIds))];
   const segments = new Map((await source.segmentDefinitions(segmentIds)).map((s) => [s.id, s]));

@@ -15,6 +15,7 @@ import { createRulesetCache, flagIdListSegmentIds, loadRuleset, segmentsFor } fr
 import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
+import { report, telemetry } from '../../platform/telemetry.js';
 
 export const FLAG_NOT_FOUND = 'Feature flag not found';
 export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
@@ -298,6 +299,7 @@ export function createFlagsService(deps: FlagsDeps) {
       assertTargetingContext(ctx, contextLoc);
       const snapshot = await ruleset.get();
       const flag = snapshot.byKey.get(key);
+      report(telemetry.flagsEvaluated, { flags: 1 });
       if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
       const env = await segmentsFor(snapshot, flagIdListSegmentIds(flag), userId, ctx, segments.memberOf);
       // The one answer that names the satisfied conditions (`rule`): the only evaluation that renders them.
@@ -311,6 +313,7 @@ export function createFlagsService(deps: FlagsDeps) {
     async userFlagsJson(userId: string, context: Record<string, unknown>): Promise<string> {
       const snapshot = await ruleset.get();
       const env = await segmentsFor(snapshot, snapshot.liveIdListSegmentIds, userId, context, segments.memberOf);
+      report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
       return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
     },
 

@@ -20,13 +20,13 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: Integ
 
   app.get('', {
     config: { access: role('ADMIN', 'DEVELOPER') },
-    schema: { tags, operationId: 'listIntegrations', response: { 200: Type.Array(IntegrationView), ...errorResponses(401, 403) } },
+    schema: { tags, operationId: 'listIntegrations', summary: 'Configured integrations (secrets never shown)', response: { 200: Type.Array(IntegrationView), ...errorResponses(401, 403) } },
   }, () => integrations.list());
 
   app.get('/:integration_type', {
     config: { access: role('ADMIN', 'DEVELOPER') },
     schema: {
-      tags, operationId: 'readIntegration', params: IntegrationTypeParams,
+      tags, operationId: 'readIntegration', summary: 'An integration (secrets never shown)', params: IntegrationTypeParams,
       response: { 200: IntegrationView, ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => integrations.get(req.params.integration_type));
@@ -43,7 +43,7 @@ export const integrationsRoutes: FastifyPluginAsyncTypebox<{ integrations: Integ
   app.delete('/:integration_type', {
     config: { access: role('ADMIN') },
     schema: {
-      tags, operationId: 'deleteIntegration', params: IntegrationTypeParams,
+      tags, operationId: 'deleteIntegration', summary: 'Remove an integration', params: IntegrationTypeParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 422) },
     },
   }, async (req, reply) => {

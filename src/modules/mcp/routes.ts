@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { open } from '../../platform/auth.js';
 import { API_VERSION } from '../../platform/openapi.js';
-import { StringEnum } from '../../platform/schemas.js';
+import { errorResponses, StringEnum } from '../../platform/schemas.js';
 import { toolsFromOpenApi } from './manifest.js';
 
 const OPERATION_ID = 'getMcpManifest';
@@ -32,7 +32,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: open() },
     schema: {
       tags: ['mcp'], operationId: OPERATION_ID, summary: "The API's operations described as tools (no sign-in)",
-      response: { 200: Manifest },
+      response: { 200: Manifest, ...errorResponses(429) },
     },
   }, () => {
     // Built on first use: the OpenAPI document is complete only once every module has registered.

@@ -29,7 +29,7 @@ export const mutualExclusionRoutes: FastifyPluginAsyncTypebox<{ groups: MutualEx
   app.get('/:group_id', {
     config: { access: signedIn() },
     schema: {
-      tags, operationId: 'readMutualExclusionGroup', params: GroupParams,
+      tags, operationId: 'readMutualExclusionGroup', summary: 'A mutual exclusion group with its experiments', params: GroupParams,
       response: { 200: GroupView, ...errorResponses(401, 404, 422) },
     },
   }, (req) => groups.get(req.params.group_id));

@@ -39,7 +39,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
   app.post('/roles', {
     config: { access: role('ADMIN') },
     schema: {
-      tags, operationId: 'createCustomRole', body: RoleCreate,
+      tags, operationId: 'createCustomRole', summary: 'Create a custom role', body: RoleCreate,
       response: { 201: RoleView, ...errorResponses(401, 403, 409, 422) },
     },
   }, async (req, reply) => reply.code(201).send(await rbac.create(actorOf(req), req.body)));
@@ -64,7 +64,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
 
   app.get('/roles/:role_name', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readCustomRole', params: RoleParams, response: { 200: RoleView, ...errorResponses(401, 404, 422) } },
+    schema: { tags, operationId: 'readCustomRole', summary: 'A custom role and its permissions', params: RoleParams, response: { 200: RoleView, ...errorResponses(401, 404, 422) } },
   }, (req) => rbac.get(req.params.role_name));
 
   app.put('/roles/:role_name', {

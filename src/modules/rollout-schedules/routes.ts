@@ -33,7 +33,7 @@ export const rolloutSchedulesRoutes: FastifyPluginAsyncTypebox<{ schedules: Roll
   app.get('/:schedule_id', {
     config: { access: signedIn() },
     schema: {
-      tags, operationId: 'readRolloutSchedule', params: ScheduleParams,
+      tags, operationId: 'readRolloutSchedule', summary: 'A rollout schedule with its stages', params: ScheduleParams,
       response: { 200: ScheduleView, ...errorResponses(401, 404, 422) },
     },
   }, (req) => schedules.get(req.params.schedule_id));

@@ -16,6 +16,7 @@ import type {
 import * as store from './store.js';
 import type { AssignmentRow, EventRow } from './store.js';
 import type { AssignmentWriter } from './writer.js';
+import { report, telemetry } from '../../platform/telemetry.js';
 
 export const VIEW_EVENT = '$view';
 export const VARIANT_OF_OTHER_EXPERIMENT = 'variant_id names a variant of another experiment than experiment_id';
@@ -204,9 +205,13 @@ export function createTrackingService(deps: TrackingDeps) {
         const reason = await eligibility(e, body.user_id, body.context ?? {});
         if (reason === 'assigned') variantId = await enroll(e, body.user_id, body.context, await deps.banditWeights(e), 'assign');
         else variantId = await existingVariant(e.id, body.user_id);
-        if (!variantId) return view(e, body.user_id, controlOf(e), reason);
+        if (!variantId) {
+          report(telemetry.assignments, { outcome: reason, count: 1 });
+          return view(e, body.user_id, controlOf(e), reason);
+        }
       }
       await deps.events.write([viewEvent(e, body.user_id, variantId)]);
+      report(telemetry.assignments, { outcome: 'assigned', count: 1 });
       return view(e, body.user_id, variantById(e, variantId), 'assigned');
     },
 
@@ -236,15 +241,20 @@ export function createTrackingService(deps: TrackingDeps) {
         assignments.push({ user_id: u.user_id, variant_id: variantId, assigned: reason === 'assigned', reason });
       }
       const variants = Object.fromEntries(e.variants.map((v) => [v.id, { name: v.name, is_control: v.isControl, configuration: v.configuration ?? null }]));
+      for (const [outcome, count] of Object.entries(counts)) if (count) report(telemetry.assignments, { outcome, count });
       return { experiment_key: e.key, variants, assignments, counts };
     },
 
     /** POST /tracking/track: unknown keys are 404 naming only the keys sent; keyless events are stored unattached. */
     async track(body: TrackBody): Promise<EventView> {
       const { experiment, flagId, problems } = await resolveKeys(body);
-      if (problems.length) throw new NotFound(problems.join(' '));
+      if (problems.length) {
+        report(telemetry.events, { accepted: 0, rejected: 1 });
+        throw new NotFound(problems.join(' '));
+      }
       const row = await toEventRow(body, experiment, flagId);
       await deps.events.write([row]);
+      report(telemetry.events, { accepted: 1, rejected: 0 });
       return eventView(row, body.experiment_key, body.feature_flag_key);
     },
 
@@ -266,6 +276,7 @@ export function createTrackingService(deps: TrackingDeps) {
         results.push({ index, success: true, id: row.id });
       }
       await deps.events.write(rows);
+      report(telemetry.events, { accepted: rows.length, rejected: errors.length });
       return { received: body.events.length, stored: rows.length, failed: errors.length, results, errors };
     },
 
@@ -282,13 +293,17 @@ export function createTrackingService(deps: TrackingDeps) {
         else if (experiment && owner !== experiment.id) throw new BadRequest(VARIANT_OF_OTHER_EXPERIMENT);
         else experimentId = owner;
       }
-      if (problems.length) throw new NotFound(problems.join(' '));
+      if (problems.length) {
+        report(telemetry.events, { accepted: 0, rejected: 1 });
+        throw new NotFound(problems.join(' '));
+      }
       const row: EventRow = {
         id: randomUUID(), eventName: body.event_type, userId: body.user_id ?? null, experimentId,
         featureFlagId: body.feature_flag_id ?? null, variantId: body.variant_id ?? null, value: body.value ?? null,
         metadata: body.metadata ?? null, kind: 'track', createdAt: clock.now(),
       };
       await deps.events.write([row]);
+      report(telemetry.events, { accepted: 1, rejected: 0 });
       return {
         id: row.id, event_name: row.eventName, user_id: row.userId, value: row.value, experiment_id: row.experimentId,
         feature_flag_id: row.featureFlagId, variant_id: row.variantId, metadata: row.metadata, created_at: row.createdAt.toISOString(),

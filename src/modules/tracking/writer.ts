@@ -26,6 +26,8 @@ interface PendingAssignment {
 export interface AssignmentWriter {
   insertIfAbsent(row: AssignmentRow): Promise<AssignmentRow>;
   drain(): Promise<void>;
+  /** Rows waiting to be written (metrics). */
+  readonly queued: number;
 }
 
 /**
@@ -55,5 +57,8 @@ export function createAssignmentWriter(db: Db): AssignmentWriter {
       return result!;
     },
     drain: () => writer.drain(),
+    get queued() {
+      return writer.queued;
+    },
   };
 }

@@ -51,7 +51,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; local
 
   app.get('/:user_id', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readUser', params: UserIdParams, response: { 200: UserView, ...errorResponses(401, 404, 422) } },
+    schema: { tags, operationId: 'readUser', summary: 'An account', params: UserIdParams, response: { 200: UserView, ...errorResponses(401, 404, 422) } },
   }, (req) => users.get(req.params.user_id));
 
   app.put('/:user_id', {

@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliIo } from '../../src/cli/main.js';
+import { connectDatabase } from '../../src/db/client.js';
+import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { experiment } from '../helpers/fixtures.js';
+
+/** Runs the CLI in process; API commands reach the test app through inject instead of a socket. */
+async function cli(argv: string[], env: Record<string, string> = {}, t?: TestApp) {
+  let out = '';
+  let err = '';
+  const io: CliIo = {
+    out: (text) => { out += text; },
+    err: (text) => { err += text; },
+    env: { ENVIRONMENT: 'test', BCRYPT_ROUNDS: '4', ...env },
+    fetch: t
+      ? async (input, init) => {
+          const url = new URL(String(input));
+          const res = await t.inject({
+            method: (init?.method ?? 'GET') as 'GET',
+            url: url.pathname + url.search,
+            headers: init?.headers as Record<string, string>,
+            payload: init?.body as string | undefined,
+          });
+          return new Response(res.rawPayload, { status: res.statusCode, headers: res.headers as Record<string, string> });
+        }
+      : undefined,
+  };
+  const code = await runCli(argv, io);
+  return { code, out, err };
+}
+
+describe('uplift CLI: database commands', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  const dataDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'uplift-cli-'));
+    dirs.push(dir);
+    return dir;
+  };
+
+  it('migrate applies every migration once, then reports the database up to date', async () => {
+    const DATA_DIR = dataDir();
+    const first = await cli(['migrate'], { DATA_DIR });
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/^Applied \d+ migration\(s\): 0001_foundation/);
+    const second = await cli(['migrate'], { DATA_DIR });
+    expect(second).toMatchObject({ code: 0, out: 'The database is up to date.\n' });
+  });
+
+  it('create-superuser creates a superuser who can sign in, and refuses a second one with the same email', async () => {
+    const DATA_DIR = dataDir();
+    const env = { DATA_DIR, UPLIFT_PASSWORD: 'Sup3r-secret' };
+    const created = await cli(['create-superuser', '--email', 'ops@example.com', '--username', 'ops'], env);
+    expect(created).toMatchObject({ code: 0, out: 'Created superuser ops@example.com\n' });
+    const again = await cli(['create-superuser', '--email', 'ops@example.com'], env);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('already exists');
+    const database = await connectDatabase({ dataDir: DATA_DIR });
+    try {
+      const [row] = await database.session((exec) => exec<{ is_superuser: boolean; role: string; username: string }>(
+        "SELECT is_superuser, role, username FROM users WHERE email = 'ops@example.com'"));
+      expect(row).toEqual({ is_superuser: true, role: 'ADMIN', username: 'ops' });
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('create-superuser needs a password that meets the rule, from UPLIFT_PASSWORD only', async () => {
+    const missing = await cli(['create-superuser', '--email', 'a@example.com'], { DATA_DIR: dataDir() });
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('UPLIFT_PASSWORD');
+    const weak = await cli(['create-superuser', '--email', 'a@example.com'], { DATA_DIR: dataDir(), UPLIFT_PASSWORD: 'short' });
+    expect(weak.code).toBe(2);
+    expect(weak.err).toContain('at least 8 characters');
+  });
+
+  it('a bad setting is a configuration error naming the setting', async () => {
+    const res = await cli(['migrate'], { DEPLOYMENT_PROFILE: 'huge' });
+    expect(res.code).toBe(2);
+    expect(res.err).toContain('DEPLOYMENT_PROFILE');
+  });
+
+  it('--help lists every command; an unknown command or missing argument is a usage error', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    for (const name of ['migrate', 'create-superuser', 'export', 'flags', 'experiments']) expect(help.out).toContain(name);
+    expect((await cli(['launch'])).code).toBe(2);
+    const missing = await cli(['flags', 'toggle']);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain("missing required argument 'key'");
+  });
+});
+
+describe('uplift CLI: API commands', () => {
+  let t: TestApp;
+  let admin: TestUser;
+  beforeAll(async () => {
+    t = await testApp();
+    admin = await t.user({ role: 'ADMIN' });
+  });
+  afterAll(() => t.close());
+
+  it('flags list and toggle work through the API with a token', async () => {
+    const key = t.unique('cli_flag');
+    const created = await t.inject({ method: 'POST', url: '/api/v1/feature-flags/', headers: admin.headers, payload: { key, name: 'CLI flag' } });
+    expect(created.statusCode).toBe(201);
+    const auth = ['--url', 'http://uplift.test', '--token', admin.token];
+    const list = await cli(['flags', 'list', '--search', key, ...auth], {}, t);
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(new RegExp(`^KEY +NAME +STATUS +ON +ROLLOUT\\n${key} +CLI flag +\\w+ +no `));
+    const on = await cli(['flags', 'toggle', key, ...auth], {}, t);
+    expect(on).toMatchObject({ code: 0, out: `${key} is now on\n` });
+    const view = await t.inject({ method: 'GET', url: `/api/v1/feature-flags/${created.json().id}`, headers: admin.headers });
+    expect(view.json().is_active).toBe(true);
+    expect((await cli(['flags', 'toggle', key, '--off', ...auth], {}, t)).out).toBe(`${key} is now off\n`);
+    const unknown = await cli(['flags', 'toggle', 'no-such-flag', ...auth], {}, t);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('No feature flag has the key');
+  });
+
+  it('signs in with --email and UPLIFT_PASSWORD; a wrong password shows the API message', async () => {
+    const ok = await cli(['flags', 'list', '--url', 'http://uplift.test', '--email', admin.email], { UPLIFT_PASSWORD: 'Passw0rd!x' }, t);
+    expect(ok.code).toBe(0);
+    const bad = await cli(['flags', 'list', '--url', 'http://uplift.test', '--email', admin.email], { UPLIFT_PASSWORD: 'Wrong-pass1' }, t);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/^uplift: 401: /);
+    const none = await cli(['flags', 'list', '--url', 'http://uplift.test'], {}, t);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('Not signed in');
+  });
+
+  it('experiments results prints the results payload of the experiment with that key', async () => {
+    const exp = await experiment(t, admin);
+    const res = await cli(['experiments', 'results', exp.key, '--url', 'http://uplift.test', '--token', admin.token], {}, t);
+    expect(res.err).toBe('');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.out)).toMatchObject({ experiment_id: exp.id });
+  });
+
+  it('export writes the CSV file to standard output', async () => {
+    const exp = await experiment(t, admin);
+    const res = await cli(['export', 'experiments', '--url', 'http://uplift.test', '--token', admin.token], {}, t);
+    expect(res.code).toBe(0);
+    expect(res.out.split('\n')[0]).toMatch(/^experiment_id,experiment_name,status,/);
+    expect(res.out).toContain(exp.id);
+    expect((await cli(['export', 'users', '--token', 'x'], {}, t)).code).toBe(2);
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { connectDatabase } from '../../src/db/client.js';
+import { migrate } from '../../src/db/migrate.js';
+
+describe('deployment settings', () => {
+  it('database pool size and statement timeout have defaults and bounds', () => {
+    const defaults = loadConfig({});
+    expect(defaults.databasePoolSize).toBe(20);
+    expect(defaults.databaseStatementTimeoutSeconds).toBe(60);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '5', DATABASE_STATEMENT_TIMEOUT_SECONDS: '0' })).toMatchObject({
+      databasePoolSize: 5,
+      databaseStatementTimeoutSeconds: 0,
+    });
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '0' })).toThrow(/DATABASE_POOL_SIZE/);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: 'soon' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS/);
+  });
+
+  it('LOG_LEVEL takes one of pino\'s levels (any case); anything else stops startup naming the setting', () => {
+    expect(loadConfig({}).logLevel).toBe('info');
+    expect(loadConfig({ ENVIRONMENT: 'test' }).logLevel).toBe('silent');
+    expect(loadConfig({ LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(ConfigError);
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL must be one of: fatal, error, warn, info, debug, trace, silent/);
+  });
+
+  it('tracing is off unless OTEL_EXPORTER_OTLP_ENDPOINT is an http(s) URL', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).tracing).toEqual({
+      endpoint: 'http://127.0.0.1:4318',
+      serviceName: 'uplift',
+    });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+  });
+
+  it('the statement timeout applies to every statement, and migrations keep it', async () => {
+    const url = process.env.TEST_DATABASE_URL;
+    const database = await connectDatabase(url ? { databaseUrl: url, poolSize: 1, statementTimeoutMs: 1500 } : { dataDir: 'memory://', statementTimeoutMs: 1500 });
+    try {
+      const show = () => database.session((exec) => exec<{ statement_timeout: string }>('SHOW statement_timeout'));
+      expect(await show()).toEqual([{ statement_timeout: '1500ms' }]);
+      if (!url) {
+        await migrate(database);
+        expect(await show()).toEqual([{ statement_timeout: '1500ms' }]);
+      }
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe('a statement cancelled by the timeout', () => {
+  it('answers 503 with Retry-After, not 500', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { installErrorHandling, STATEMENT_TIMEOUT } = await import('../../src/platform/error-handler.js');
+    const app = Fastify();
+    installErrorHandling(app);
+    app.get('/slow', async () => {
+      throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    });
+    const res = await app.inject({ method: 'GET', url: '/slow' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.json()).toEqual({ detail: STATEMENT_TIMEOUT });
+    await app.close();
+  });
+});
