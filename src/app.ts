@@ -99,11 +99,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         fullProfile: config.deploymentProfile === 'full',
       });
     }
-    const authenticator = createLocalAuthenticator({
-      tokens,
-      loadActor: services.users.loadActor,
-      resolveApiKey: services.apiKeys.resolve,
-    });
+    const authenticator = services.idpAuth
+      ? { verifyBearer: services.idpAuth.verifyBearer, resolveApiKey: services.apiKeys.resolve }
+      : createLocalAuthenticator({
+          tokens,
+          loadActor: services.users.loadActor,
+          resolveApiKey: services.apiKeys.resolve,
+        });
     await app.register(authPlugin, { authenticator });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
@@ -119,6 +121,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       await services.assignmentWriter.drain();
       await services.events.drain();
       await ownedBus.close();
+      services.idpAuth?.close();
       redis?.disconnect();
       subscriber?.disconnect();
       if (ownsDatabase) await database.close();
