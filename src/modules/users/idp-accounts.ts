@@ -55,16 +55,20 @@ export function createIdpAccountsService(deps: { db: Db; audit: AuditLog; clock:
   const { db, audit, clock } = deps;
   const announce = (userId: string) => deps.bus.publish(ACCOUNTS_CHANGED, userId).catch(() => undefined);
 
-  /** Why the username or email cannot go to a new account for `externalId`, if either is held by another. */
+  /**
+   * Why the username or email cannot go to a new account for `externalId`: held by another account. An account
+   * holding them under the same `externalId` is this subject's own, created by a concurrent first request.
+   */
   async function conflict(tx: Executor, externalId: string, profile: ProviderProfile): Promise<LinkRefusal | undefined> {
     const holder = await store.findUserByUsername(tx, profile.username);
-    if (holder) {
+    if (holder && holder.externalId !== externalId) {
       if (holder.hashedPassword) return 'local_password';
-      if (holder.externalId && holder.externalId !== externalId) return 'linked_elsewhere';
+      if (holder.externalId) return 'linked_elsewhere';
       return 'legacy_unlinked';
     }
     if (!profile.email) return 'no_email';
-    if (await store.emailTaken(tx, profile.email)) return 'email_taken';
+    const emailHolder = await store.findUserByEmail(tx, profile.email);
+    if (emailHolder && emailHolder.externalId !== externalId) return 'email_taken';
     return undefined;
   }
 
@@ -104,6 +108,8 @@ export function createIdpAccountsService(deps: { db: Db; audit: AuditLog; clock:
      */
     async create(subject: string, profile: ProviderProfile, roles: ProviderRoles): Promise<{ actor: Actor } | { refused: LinkRefusal; error?: unknown }> {
       const externalId = externalIdOf(subject);
+      const existing = await store.findUserByExternalId(db, externalId);
+      if (existing) return { actor: toActor(existing) };
       const fullName = fullNameOf(profile);
       const before = await conflict(db, externalId, profile);
       if (before) return { refused: before };
