@@ -94,7 +94,7 @@ describe('identity-provider bearer tokens', () => {
 
 describe('identity-provider mode without a pool or client', () => {
   it('starts, and refuses every sign-in with reason not_configured', async () => {
-    for (const env of [{ IDP_CLIENT_ID: '' }, { IDP_USER_POOL_ID: '' }]) {
+    for (const env of [{ IDP_CLIENT_ID: '' }, { IDP_USER_POOL_ID: '' }] as Record<string, string>[]) {
       const other = await t.spawn(idp.env(env));
       const otherLog = refusalLog(other);
       const bearerRes = await other.app.inject({ method: 'GET', url: '/api/v1/users/me', headers: bearer(idp.token(person('nc'))) });
