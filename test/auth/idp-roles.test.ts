@@ -155,6 +155,8 @@ describe('groups to roles through HTTP', () => {
       method: 'PATCH', url: `/api/v1/admin/users/${target.id}`, headers: bearer(idp.token(admin)), payload: { role: 'ANALYST' },
     });
     expect(res.statusCode).toBe(409);
+    const [row] = await queryRows<{ role: string }>(t.database.db, sql`SELECT role FROM users WHERE id = ${target.id}`);
+    expect(row.role).toBe('VIEWER');
   });
 
   it('with SYNC_ROLES_ON_LOGIN off, sets roles on first sight only, and admins may change them', async () => {
