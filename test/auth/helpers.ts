@@ -1,5 +1,6 @@
 import { vi, type MockInstance } from 'vitest';
-import type { TestApp } from '../helpers/test-app.js';
+import { testApp, type TestApp, type TestOptions } from '../helpers/test-app.js';
+import { FakeIdp } from './fake-idp.js';
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -27,4 +28,16 @@ export async function localAccount(t: TestApp): Promise<{ id: string; username: 
   const username = t.unique('local');
   const view = await t.services.users.create(null, { username, email: `${username}@example.com`, password: 'Passw0rd!x', is_superuser: false });
   return { id: view.id, username, email: view.email! };
+}
+
+/** A fake provider and an app in identity-provider mode pointed at it (one pair per test file). */
+export async function startIdpApp(env: Record<string, string> = {}, clock?: TestOptions['clock']): Promise<{ idp: FakeIdp; t: TestApp }> {
+  const idp = await FakeIdp.start();
+  const t = await testApp({ env: idp.env(env), clock });
+  return { idp, t };
+}
+
+export async function stopIdpApp(pair: { idp: FakeIdp; t: TestApp }): Promise<void> {
+  await pair.t.close();
+  await pair.idp.close();
 }

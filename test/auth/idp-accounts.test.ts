@@ -2,22 +2,18 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/db/client.js';
 import { COULD_NOT_VALIDATE } from '../../src/platform/errors.js';
-import { testApp, type TestApp } from '../helpers/test-app.js';
-import { FakeIdp, type FakeUser } from './fake-idp.js';
-import { bearer, localAccount, refusalLog, usersMe } from './helpers.js';
+import type { TestApp } from '../helpers/test-app.js';
+import type { FakeIdp, FakeUser } from './fake-idp.js';
+import { bearer, localAccount, refusalLog, usersMe, startIdpApp, stopIdpApp } from './helpers.js';
 
 let idp: FakeIdp;
 let t: TestApp;
 let log: ReturnType<typeof refusalLog>;
 beforeAll(async () => {
-  idp = await FakeIdp.start();
-  t = await testApp({ env: idp.env() });
+  ({ idp, t } = await startIdpApp());
   log = refusalLog(t);
 });
-afterAll(async () => {
-  await t.close();
-  await idp.close();
-});
+afterAll(() => stopIdpApp({ idp, t }));
 
 const person = (label: string, attributes: Record<string, string> = {}, username = t.unique(label)) =>
   idp.addUser({ username, attributes: { email: `${username}@example.com`, ...attributes } });

@@ -6,22 +6,18 @@ import { fixedClock } from '../../src/platform/clock.js';
 import { rolesFromGroups } from '../../src/modules/auth/idp/roles.js';
 import { acceptedIssuers } from '../../src/modules/auth/idp/verifier.js';
 import type { UpliftApp } from '../../src/app.js';
-import { testApp, type TestApp } from '../helpers/test-app.js';
-import { FakeIdp, type FakeUser } from './fake-idp.js';
-import { bearer } from './helpers.js';
+import type { TestApp } from '../helpers/test-app.js';
+import type { FakeIdp, FakeUser } from './fake-idp.js';
+import { bearer, startIdpApp, stopIdpApp } from './helpers.js';
 
 let idp: FakeIdp;
 let t: TestApp;
 // Audit entries are ordered by their time: the clock moves a second per request so the order is certain.
 const clock = fixedClock(new Date('2026-03-01T00:00:00Z'));
 beforeAll(async () => {
-  idp = await FakeIdp.start();
-  t = await testApp({ env: idp.env(), clock });
+  ({ idp, t } = await startIdpApp({}, clock));
 });
-afterAll(async () => {
-  await t.close();
-  await idp.close();
-});
+afterAll(() => stopIdpApp({ idp, t }));
 
 const defaults = loadConfig({}).idp;
 const person = (groups: string[] = []) => {

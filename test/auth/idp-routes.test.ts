@@ -3,20 +3,18 @@ import * as provider from '../../src/modules/auth/idp/provider.js';
 import { CODE_SENT, CONFIRMED, PASSWORD_SET } from '../../src/modules/auth/idp/routes.js';
 import { COULD_NOT_VALIDATE } from '../../src/platform/errors.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
-import { FakeIdp } from './fake-idp.js';
-import { bearer, usersMe } from './helpers.js';
+import type { FakeIdp } from './fake-idp.js';
+import { bearer, usersMe, startIdpApp, stopIdpApp } from './helpers.js';
 
 let idp: FakeIdp;
 let t: TestApp;
 let local: TestApp;
 beforeAll(async () => {
-  idp = await FakeIdp.start();
-  t = await testApp({ env: idp.env({ IDP_SELF_SIGNUP_ENABLED: 'Yes' }) });
+  ({ idp, t } = await startIdpApp({ IDP_SELF_SIGNUP_ENABLED: 'Yes' }));
 });
 afterAll(async () => {
-  await t.close();
   await local?.close();
-  await idp.close();
+  await stopIdpApp({ idp, t });
 });
 
 const post = (url: string, payload: Record<string, unknown>, app = t.app) => app.inject({ method: 'POST', url: `/api/v1/auth/${url}`, payload });

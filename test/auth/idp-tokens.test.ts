@@ -1,22 +1,18 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COULD_NOT_VALIDATE } from '../../src/platform/errors.js';
-import { testApp, type TestApp } from '../helpers/test-app.js';
-import { FakeIdp, POOL_ID } from './fake-idp.js';
-import { bearer, refusalLog, usersMe } from './helpers.js';
+import type { TestApp } from '../helpers/test-app.js';
+import { POOL_ID, type FakeIdp } from './fake-idp.js';
+import { bearer, refusalLog, usersMe, startIdpApp, stopIdpApp } from './helpers.js';
 
 let idp: FakeIdp;
 let t: TestApp;
 let log: ReturnType<typeof refusalLog>;
 beforeAll(async () => {
-  idp = await FakeIdp.start();
-  t = await testApp({ env: idp.env() });
+  ({ idp, t } = await startIdpApp());
   log = refusalLog(t);
 });
-afterAll(async () => {
-  await t.close();
-  await idp.close();
-});
+afterAll(() => stopIdpApp({ idp, t }));
 
 const person = (label: string) => {
   const username = t.unique(label);
