@@ -42,7 +42,7 @@ export const CODE_DELIVERY_FAILED = 'The identity provider could not deliver the
 
 /** Seconds a client is told to wait after throttling when the provider names no time. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
-const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
+export const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
 
 export type Operation = 'signIn' | 'refresh' | 'getUser' | 'signUp' | 'confirm' | 'forgotPassword' | 'resetPassword';
 

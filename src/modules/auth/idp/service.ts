@@ -3,7 +3,14 @@ import type { IdpConfig } from '../../../config.js';
 import type { Actor } from '../../../platform/auth.js';
 import { ServiceUnavailable, Unauthorized } from '../../../platform/errors.js';
 import type { IdpAccountsService, LinkRefusal, ProviderRoles } from '../../users/idp-accounts.js';
-import { NEW_PASSWORD_REQUIRED, UNREACHABLE, UNSUPPORTED_CHALLENGE, createProviderClient, type ProviderClient } from './provider.js';
+import {
+  NEW_PASSWORD_REQUIRED,
+  UNREACHABLE,
+  UNREACHABLE_RETRY_AFTER_SECONDS,
+  UNSUPPORTED_CHALLENGE,
+  createProviderClient,
+  type ProviderClient,
+} from './provider.js';
 import { groupsClaim, rolesFromGroups } from './roles.js';
 import { createAccessTokenVerifier, type AccessTokenVerifier } from './verifier.js';
 
@@ -95,7 +102,7 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
     if (!verified.ok) {
       if (verified.reason === 'keys_unreachable') {
         log.warn({ error: verified.error }, 'identity provider signing keys could not be read');
-        throw new ServiceUnavailable(UNREACHABLE, 5);
+        throw new ServiceUnavailable(UNREACHABLE, UNREACHABLE_RETRY_AFTER_SECONDS);
       }
       refuse(verified.reason, verified.error ? { error: verified.error } : {});
     }
