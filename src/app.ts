@@ -107,11 +107,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         fullProfile: config.deploymentProfile === 'full',
       });
     }
-    const authenticator = createLocalAuthenticator({
-      tokens,
-      loadActor: services.users.loadActor,
-      resolveApiKey: services.apiKeys.resolve,
-    });
+    const authenticator = services.idpAuth
+      ? { verifyBearer: services.idpAuth.verifyBearer, resolveApiKey: services.apiKeys.resolve }
+      : createLocalAuthenticator({
+          tokens,
+          loadActor: services.users.loadActor,
+          resolveApiKey: services.apiKeys.resolve,
+        });
     await app.register(authPlugin, { authenticator });
     await app.register(metricsPlugin, {
       token: config.metricsToken,
@@ -132,6 +134,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       await services.assignmentWriter.drain();
       await services.events.drain();
       await ownedBus.close();
+      services.idpAuth?.close();
       redis?.disconnect();
       subscriber?.disconnect();
       if (ownsDatabase) await database.close();

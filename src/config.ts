@@ -3,6 +3,7 @@
  * A bad value stops startup with a message naming the setting (never its value: it may be a secret).
  */
 import { createHmac } from 'node:crypto';
+import { ROLES, type Role } from './db/schema/users.js';
 export type DeploymentProfile = 'core' | 'full';
 export type AuthProvider = 'local' | 'cognito';
 
@@ -21,6 +22,8 @@ export interface Config {
   authProvider: AuthProvider;
   syncRolesOnLogin: boolean;
   idpSelfSignupEnabled: boolean;
+  /** Identity-provider mode (AUTH_PROVIDER=cognito): the user pool, app client, seams and group mapping. */
+  idp: IdpConfig;
   loginMaxAttempts: number;
   loginLockoutMinutes: number;
   firstSuperuser: { email: string; password: string; username: string } | undefined;
@@ -48,6 +51,24 @@ export interface Config {
   metricsToken: string | undefined;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP when set; tracing is off otherwise. */
   tracing: { endpoint: string; serviceName: string } | undefined;
+}
+
+export interface IdpConfig {
+  /** IDP_USER_POOL_ID (`<region>_<id>`) and IDP_CLIENT_ID; either unset refuses every sign-in (not_configured). */
+  userPoolId: string | undefined;
+  clientId: string | undefined;
+  /** The pool's region, from the pool id. */
+  region: string | undefined;
+  /** IDP_ISSUER: the `iss` a token must carry; unset means the pool's public issuer (both of its forms are accepted). */
+  issuer: string | undefined;
+  /** IDP_JWKS_URL: where the signing keys are read; default `<issuer>/.well-known/jwks.json`. */
+  jwksUrl: string | undefined;
+  /** IDP_ENDPOINT: the provider API used for sign-in, sign-up and the user record; default the region's public one. */
+  endpoint: string | undefined;
+  /** IDP_GROUP_ROLE_MAPPING: group name (case-sensitive) -> role. */
+  groupRoles: Record<string, Role>;
+  /** IDP_ADMIN_GROUPS: membership gives is_superuser and ADMIN. */
+  adminGroups: string[];
 }
 
 export interface SmtpConfig {
@@ -198,6 +219,49 @@ function parseTracing(env: Env): Config['tracing'] {
   return { endpoint, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'uplift' };
 }
 
+const USER_POOL_ID = /^((?:eusc-[a-z]{2}|[a-z]{2})-(?:gov-)?[a-z]+-\d)_[A-Za-z0-9]+$/;
+const DEFAULT_GROUP_ROLES: Record<string, Role> = { Admins: 'ADMIN', Developers: 'DEVELOPER', Analysts: 'ANALYST', Viewers: 'VIEWER' };
+
+/** IDP_GROUP_ROLE_MAPPING: a JSON object of group name -> role name (any letter case); it replaces the defaults. */
+function parseGroupRoles(env: Env): Record<string, Role> {
+  const raw = env.IDP_GROUP_ROLE_MAPPING?.trim();
+  if (!raw) return { ...DEFAULT_GROUP_ROLES };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('IDP_GROUP_ROLE_MAPPING must be a JSON object of group name to role');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError('IDP_GROUP_ROLE_MAPPING must be a JSON object of group name to role');
+  }
+  const mapping: Record<string, Role> = {};
+  for (const [group, value] of Object.entries(parsed)) {
+    const role = typeof value === 'string' ? value.trim().toUpperCase() : '';
+    if (!(ROLES as readonly string[]).includes(role)) {
+      throw new ConfigError(`IDP_GROUP_ROLE_MAPPING maps a group to an unknown role; roles are ${ROLES.join(', ')}`);
+    }
+    mapping[group] = role as Role;
+  }
+  return mapping;
+}
+
+function parseIdp(env: Env): IdpConfig {
+  const userPoolId = env.IDP_USER_POOL_ID?.trim() || undefined;
+  const region = userPoolId ? USER_POOL_ID.exec(userPoolId)?.[1] : undefined;
+  if (userPoolId && !region) throw new ConfigError('IDP_USER_POOL_ID must have the form <region>_<id>, e.g. eu-west-1_AbC123');
+  return {
+    userPoolId,
+    clientId: env.IDP_CLIENT_ID?.trim() || undefined,
+    region,
+    issuer: parseUrl(env, 'IDP_ISSUER')?.replace(/\/+$/, ''),
+    jwksUrl: parseUrl(env, 'IDP_JWKS_URL'),
+    endpoint: parseUrl(env, 'IDP_ENDPOINT'),
+    groupRoles: parseGroupRoles(env),
+    adminGroups: parseList(env, 'IDP_ADMIN_GROUPS', 'Admins,SuperUsers'),
+  };
+}
+
 export const DEV_SECRET_KEY = 'uplift-dev-secret-key-change-me-in-production';
 
 type Env = Record<string, string | undefined>;
@@ -281,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
     authProvider: parseChoice(env, 'AUTH_PROVIDER', 'local', ['local', 'cognito']),
     syncRolesOnLogin: parseBool(env, 'SYNC_ROLES_ON_LOGIN', true),
     idpSelfSignupEnabled: parseBool(env, 'IDP_SELF_SIGNUP_ENABLED', false),
+    idp: parseIdp(env),
     loginMaxAttempts: parseInteger(env, 'LOGIN_MAX_ATTEMPTS', 10, 1, 1000),
     loginLockoutMinutes: parseInteger(env, 'LOGIN_LOCKOUT_MINUTES', 15, 1, 1440),
     firstSuperuser: email && password

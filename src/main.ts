@@ -18,6 +18,9 @@ async function main(): Promise<void> {
   if (config.secretKeyIsDefault) {
     app.log.warn('SECRET_KEY is not set: using the development default. Set SECRET_KEY before exposing this service.');
   }
+  if (config.authProvider === 'cognito' && !(config.idp.userPoolId && config.idp.clientId)) {
+    app.log.warn('AUTH_PROVIDER=cognito without IDP_USER_POOL_ID and IDP_CLIENT_ID: every sign-in is refused.');
+  }
   if (config.firstSuperuser) {
     const outcome = await services.users.ensureSuperuser(config.firstSuperuser);
     app.log.info({ outcome }, 'first superuser checked');

@@ -9,6 +9,8 @@ import type { Redis } from './platform/redis.js';
 import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
 import { createUsersService } from './modules/users/service.js';
+import { createIdpAccountsService } from './modules/users/idp-accounts.js';
+import { createIdpAuthService } from './modules/auth/idp/service.js';
 import { createSegmentsService } from './modules/segments/service.js';
 import { createFlagsService } from './modules/feature-flags/service.js';
 import { createSdkService } from './modules/sdk/service.js';
@@ -84,6 +86,16 @@ export function createServices(deps: PlatformDeps) {
     maxAttempts: config.loginMaxAttempts,
     lockoutMinutes: config.loginLockoutMinutes,
   });
+  // Identity-provider mode (AUTH_PROVIDER=cognito): bearer tokens and sign-in go to the provider.
+  const idpAuth = config.authProvider === 'cognito'
+    ? createIdpAuthService({
+        idp: config.idp,
+        syncRolesOnLogin: config.syncRolesOnLogin,
+        accounts: createIdpAccountsService({ db, audit, clock, bus }),
+        recordLogin: users.recordLogin,
+        log: pino({ level: config.logLevel, name: 'auth' }),
+      })
+    : undefined;
   const rbac = createRbacService({ db, audit, clock, users });
   const integrations = createIntegrationsService({
     db,
@@ -202,7 +214,7 @@ export function createServices(deps: PlatformDeps) {
   const splitUrl = createSplitUrlService({ experiments });
   // The results engine is not wired yet: until it is, every export result column is empty (issue 8).
   const dataExport = createExportService({ clock, results: { resultsFor: (id) => results.exportResults(id) }, experiments, flags, tracking });
-  return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
+  return { users, apiKeys, auth, idpAuth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -4,6 +4,7 @@ import type { Services } from '../services.js';
 import { adminUsersRoutes } from './admin-users/routes.js';
 import { apiKeysRoutes } from './api-keys/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { idpAuthRoutes } from './auth/idp/routes.js';
 import { informationalRoutes } from './meta/routes.js';
 import { rbacRoutes } from './rbac/routes.js';
 import { integrationsRoutes } from './integrations/routes.js';
@@ -59,7 +60,10 @@ export const MODULES: ModuleEntry[] = [
   {
     name: 'auth',
     profiles: EVERY_PROFILE,
-    register: (app, { services }) => app.register(authRoutes, { prefix: '/api/v1/auth', auth: services.auth, users: services.users }),
+    register: (app, { services, config }) =>
+      services.idpAuth
+        ? app.register(idpAuthRoutes, { prefix: '/api/v1/auth', idp: services.idpAuth, selfSignup: config.idpSelfSignupEnabled })
+        : app.register(authRoutes, { prefix: '/api/v1/auth', auth: services.auth, users: services.users }),
   },
   {
     name: 'users',

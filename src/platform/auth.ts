@@ -77,7 +77,7 @@ export function hasRole(actor: Pick<Actor, 'role' | 'isSuperuser'>, ...roles: Ro
   return actor.isSuperuser || (actor.role !== null && roles.includes(actor.role));
 }
 
-function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const [scheme, token] = header.split(' ', 2);

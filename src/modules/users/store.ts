@@ -82,3 +82,13 @@ export async function listUsers(
 export async function setLastLogin(db: Executor, id: string, at: Date): Promise<void> {
   await db.update(users).set({ lastLogin: at }).where(eq(users.id, id));
 }
+
+export async function findUserByExternalId(db: Executor, externalId: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.externalId, externalId));
+  return row;
+}
+
+export async function findUserByIdForUpdate(db: Executor, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.id, id)).for('update');
+  return row;
+}

@@ -1,0 +1,91 @@
+import { JwtVerifier } from 'aws-jwt-verify';
+import { validateCognitoJwtFields } from 'aws-jwt-verify/cognito-verifier';
+import { FetchError, JwksValidationError } from 'aws-jwt-verify/error';
+import type { Fetcher } from 'aws-jwt-verify/https';
+import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import { decomposeUnverifiedJwt } from 'aws-jwt-verify/jwt';
+import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
+
+export interface VerifierSettings {
+  userPoolId: string;
+  clientId: string;
+  region: string;
+  /** IDP_ISSUER; unset accepts both forms of the pool's public issuer. */
+  issuer: string | undefined;
+  /** IDP_JWKS_URL; unset reads `<issuer>/.well-known/jwks.json`. */
+  jwksUrl: string | undefined;
+}
+
+export type Verified =
+  | { ok: true; payload: JwtPayload }
+  | { ok: false; reason: 'wrong_issuer' | 'invalid_token' | 'keys_unreachable'; error?: string };
+
+const JWKS_TIMEOUT_MS = 5_000;
+
+class JwksFetchFailed extends Error {}
+
+/**
+ * aws-jwt-verify's own fetcher refuses plain http. The IDP_JWKS_URL seam may be http (a local provider in tests or a
+ * private mirror), so http URLs are read with this one; https keeps the library's fetcher.
+ */
+const plainHttpFetcher: Fetcher = {
+  async fetch(uri) {
+    let response: Response;
+    try {
+      response = await fetch(uri, { signal: AbortSignal.timeout(JWKS_TIMEOUT_MS), redirect: 'error' });
+    } catch (error) {
+      throw new JwksFetchFailed(`JWKS request failed: ${(error as Error).name}`);
+    }
+    if (!response.ok) throw new JwksFetchFailed(`JWKS answered ${response.status}`);
+    return response.arrayBuffer();
+  },
+};
+
+/** The issuers a token of this pool may carry: the configured one, or the pool's regional and global forms. */
+export function acceptedIssuers(s: Pick<VerifierSettings, 'userPoolId' | 'region' | 'issuer'>): string[] {
+  if (s.issuer) return [s.issuer];
+  return [
+    `https://cognito-idp.${s.region}.amazonaws.com/${s.userPoolId}`,
+    `https://issuer-cognito-idp.${s.region}.amazonaws.com/${s.userPoolId}`,
+  ];
+}
+
+/**
+ * Access tokens of one user pool and app client, verified by aws-jwt-verify: signature against the pool's JWKS
+ * (fetched once, cached, re-read when a token names an unknown `kid`, so key rotation needs no restart), expiry,
+ * issuer, and the Cognito claims (`token_use` must be `access`, `client_id` the app client's).
+ */
+export function createAccessTokenVerifier(s: VerifierSettings) {
+  const issuers = acceptedIssuers(s);
+  const configs = issuers.map((issuer) => ({
+    issuer,
+    audience: null,
+    jwksUri: s.jwksUrl ?? `${issuer}/.well-known/jwks.json`,
+    customJwtCheck: ({ payload }: { payload: JwtPayload }) =>
+      validateCognitoJwtFields(payload, { tokenUse: 'access', clientId: s.clientId }),
+  }));
+  const needsPlainHttp = configs.some((c) => c.jwksUri.startsWith('http:'));
+  const jwksCache = new SimpleJwksCache(needsPlainHttp ? { fetcher: plainHttpFetcher } : undefined);
+  const [first, ...rest] = configs;
+  const verifier = JwtVerifier.create([first, ...rest], { jwksCache });
+
+  return async function verify(token: string): Promise<Verified> {
+    let issuer: unknown;
+    try {
+      issuer = decomposeUnverifiedJwt(token).payload.iss;
+    } catch (error) {
+      return { ok: false, reason: 'invalid_token', error: (error as Error).name };
+    }
+    if (typeof issuer !== 'string' || !issuers.includes(issuer)) return { ok: false, reason: 'wrong_issuer' };
+    try {
+      return { ok: true, payload: await verifier.verify(token) };
+    } catch (error) {
+      if (error instanceof JwksFetchFailed || error instanceof FetchError || error instanceof JwksValidationError) {
+        return { ok: false, reason: 'keys_unreachable', error: (error as Error).name };
+      }
+      return { ok: false, reason: 'invalid_token', error: (error as Error).name };
+    }
+  };
+}
+
+export type AccessTokenVerifier = ReturnType<typeof createAccessTokenVerifier>;
