@@ -28,7 +28,6 @@ export const ANOTHER_ACTIVE = 'Another rollout schedule of this flag is active. 
 export const ACTIVE_CANNOT_DELETE = 'An active schedule cannot be deleted. Pause or cancel it first.';
 export const ADVANCE_NEEDS_ACTIVE = 'Only stages of an active schedule can be advanced.';
 export const NOT_NEXT_STAGE = 'Only the next pending stage can be advanced.';
-export const STAGE_CHANGED = 'The stage changed while it was being applied. Try again.';
 export const TOO_MANY_STAGES = `A schedule has at most ${MAX_STAGES} stages`;
 export const TIME_IN_PAST = 'scheduled_at must be in the future';
 export const TIMES_OUT_OF_ORDER = 'Stage times must not go backwards: a stage cannot be scheduled before an earlier stage';
@@ -87,7 +86,7 @@ export interface RolloutSchedulesDeps {
   db: Db;
   audit: AuditLog;
   clock: Clock;
-  flags: Pick<FlagsService, 'getFlag' | 'setRollout'>;
+  flags: Pick<FlagsService, 'getFlag' | 'changeRollout'>;
 }
 
 export type RolloutSchedulesService = ReturnType<typeof createRolloutSchedulesService>;
@@ -126,39 +125,41 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
   }
 
   /**
-   * Applies one stage: the flag first, then the stage is marked under the schedule lock. The flag service writes in
-   * its own transaction, so if marking fails the stage stays pending and is applied again (setting the same
-   * percentage changes nothing). A concurrent edit of the stage between the two steps is reported, not hidden.
+   * Applies one stage. The schedule is read again and the stage marked under the flag's row lock, in the transaction
+   * that sets the rollout (flag row, then schedule row: the order every rollout change takes). A safety rollback
+   * changes the flag under the same lock and pauses the schedule in its transaction, so a stage either lands before
+   * a rollback (which then has the last word) or sees the schedule paused and is refused: never a rollout raised
+   * after a rollback.
    */
   async function applyStage(actor: AuditActor, scheduleId: string, stageId: string, now: Date, automatic: boolean): Promise<ScheduleView> {
-    const { row, stages } = await load(db, scheduleId);
-    const stage = stages.find((s) => s.id === stageId);
-    if (!stage) throw new NotFound(STAGE_NOT_FOUND);
-    if (stage.appliedAt) throw new Conflict(STAGE_APPLIED);
-    if (row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
-    if (pendingOf(stages)[0]?.id !== stage.id) throw new Conflict(NOT_NEXT_STAGE);
-    await flags.setRollout(row.flagId, stage.percentage, actor, { rollout_schedule_id: row.id, rollout_stage_id: stage.id, automatic });
-    return db.transaction(async (tx) => {
+    const { row } = await load(db, scheduleId);
+    let view: ScheduleView | undefined;
+    const details = { rollout_schedule_id: scheduleId, rollout_stage_id: stageId, automatic };
+    await flags.changeRollout(row.flagId, actor, details, async (_flag, tx) => {
       const locked = await load(tx, scheduleId, true);
-      const current = locked.stages.find((s) => s.id === stageId);
-      if (current?.appliedAt) throw new Conflict(STAGE_APPLIED);
-      if (!current || current.percentage !== stage.percentage) throw new Conflict(STAGE_CHANGED);
+      const stage = locked.stages.find((s) => s.id === stageId);
+      if (!stage) throw new NotFound(STAGE_NOT_FOUND);
+      if (stage.appliedAt) throw new Conflict(STAGE_APPLIED);
+      if (locked.row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
+      if (pendingOf(locked.stages)[0]?.id !== stage.id) throw new Conflict(NOT_NEXT_STAGE);
       await store.updateStage(tx, stageId, { appliedAt: now, updatedAt: clock.now() });
       await audit.record(tx, actor, {
         action: 'rollout_stage_advance', entityType: ENTITY, entityId: scheduleId,
         details: { stage_id: stageId, flag_id: row.flagId, percentage: stage.percentage, automatic },
       });
-      const finished = pendingOf(locked.stages).every((s) => s.id === stageId);
-      if (finished && locked.row.status === 'active') {
+      if (pendingOf(locked.stages).length === 1) {
         await store.updateSchedule(tx, scheduleId, { status: 'completed', updatedAt: clock.now() });
         await audit.record(tx, actor, {
           action: 'rollout_schedule_complete', entityType: ENTITY, entityId: scheduleId,
           before: { status: 'active' }, after: { status: 'completed' },
         });
-        return toScheduleView(await load(tx, scheduleId));
+        view = toScheduleView(await load(tx, scheduleId));
+      } else {
+        view = toScheduleView(await touch(tx, scheduleId));
       }
-      return toScheduleView(await touch(tx, scheduleId));
+      return { percentage: stage.percentage };
     });
+    return view!;
   }
 
   async function transition(actor: AuditActor, id: string, action: ScheduleAction): Promise<ScheduleView> {
@@ -347,19 +348,21 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
       if (failed.length > 0) throw new Error(`Rollout stages could not be applied for schedules ${failed.join(', ')}`);
     },
 
-    /** For safety rollback: pauses the flag's active schedule so no later stage raises the rollout again. */
-    async pauseActiveOfFlag(flagId: string, actor: AuditActor | null, details: Record<string, unknown>): Promise<string[]> {
-      return db.transaction(async (tx) => {
-        const rows = await store.lockActiveSchedulesOfFlag(tx, flagId);
-        for (const row of rows) {
-          await store.updateSchedule(tx, row.id, { status: 'paused', updatedAt: clock.now() });
-          await audit.record(tx, actor, {
-            action: 'rollout_schedule_pause', entityType: ENTITY, entityId: row.id,
-            before: { status: 'active' }, after: { status: 'paused' }, details,
-          });
-        }
-        return rows.map((r) => r.id);
-      });
+    /**
+     * For safety rollback: pauses the flag's active schedule so no later stage raises the rollout again. Pass the
+     * transaction that holds the flag's row lock and changes its rollout (flags.changeRollout), so a stage in flight
+     * cannot land after the rollback.
+     */
+    async pauseActiveOfFlag(tx: Executor, flagId: string, actor: AuditActor | null, details: Record<string, unknown>): Promise<string[]> {
+      const rows = await store.lockActiveSchedulesOfFlag(tx, flagId);
+      for (const row of rows) {
+        await store.updateSchedule(tx, row.id, { status: 'paused', updatedAt: clock.now() });
+        await audit.record(tx, actor, {
+          action: 'rollout_schedule_pause', entityType: ENTITY, entityId: row.id,
+          before: { status: 'active' }, after: { status: 'paused' }, details,
+        });
+      }
+      return rows.map((r) => r.id);
     },
   };
 }
