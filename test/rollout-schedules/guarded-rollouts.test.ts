@@ -176,6 +176,30 @@ describe('guarded rollouts', () => {
     expect((await call('GET', `/api/v1/feature-flags/${flag.id}`, viewer)).json().rollout_percentage).toBe(10);
   });
 
+  it('takes one stage per scheduler run when a guarded schedule fell behind, testing each stage before the next', async () => {
+    clock.advance(24 * 60 * MINUTE);
+    const flag = (await call('POST', '/api/v1/feature-flags/', dev, { key: t.unique('flag'), name: 'F', is_active: true, rollout_percentage: 0 })).json();
+    const at = (minutes: number) => new Date(clock.now().getTime() + minutes * MINUTE).toISOString();
+    const created = (await call('POST', `${BASE}/`, dev, {
+      flag_id: flag.id, name: 'Timed', stages: [{ percentage: 20, scheduled_at: at(1) }, { percentage: 60, scheduled_at: at(2) }],
+      guardrails: { metrics: [{ event_name: 'checkout_error', direction: 'lower_is_better' }] },
+    })).json();
+    await call('POST', `${BASE}/${created.id}/activate`);
+    clock.advance(10 * MINUTE);
+    await t.services.scheduler.runDue(clock.now());
+    expect((await call('GET', `/api/v1/feature-flags/${flag.id}`, viewer)).json().rollout_percentage).toBe(20);
+    expect((await call('GET', `${BASE}/${created.id}`, viewer)).json().decisions).toEqual([]);
+    clock.advance(MINUTE);
+    await t.services.scheduler.runDue(clock.now());
+    const view = (await call('GET', `${BASE}/${created.id}`, viewer)).json();
+    expect(view.status).toBe('completed');
+    // No traffic at all: nothing could show a degradation, and the decision says why.
+    expect(view.decisions).toEqual([expect.objectContaining({
+      decision: 'advance', automatic: true, rollout_percentage: 60,
+      metrics: [expect.objectContaining({ degraded: false, exposed_users: 0, reason: 'insufficient_data' })],
+    })]);
+  });
+
   it('validates guardrails and lets them be changed or removed while the schedule is open', async () => {
     const flag = (await call('POST', '/api/v1/feature-flags/', dev, { key: t.unique('flag'), name: 'F' })).json();
     const bad = [

@@ -442,8 +442,9 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
 
     /**
      * Scheduler job: applies every stage whose time has come, in order, as the system actor (a schedule that fell
-     * behind catches up stage by stage, each with its own audit entries). A schedule changed concurrently by a user
-     * (paused, stage edited) is left for the next run; any other failure fails the run after the others are done.
+     * behind catches up stage by stage, each with its own audit entries; a guarded one, one stage per run). A
+     * schedule changed concurrently by a user (paused, stage edited) is left for the next run; any other failure
+     * fails the run after the others are done.
      */
     async runDue(now: Date): Promise<void> {
       const failed: string[] = [];
@@ -454,6 +455,9 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
             const next = pendingOf(stages)[0];
             if (row.status !== 'active' || !next?.scheduledAt || next.scheduledAt.getTime() > now.getTime()) break;
             await applyStage(SYSTEM_ACTOR, id, next.id, now, true);
+            // A guarded schedule that fell behind takes one stage per run: the next one is applied only after its
+            // guardrails have seen the exposure of this one.
+            if (row.guardrails) break;
           }
         } catch (error) {
           if (!(error instanceof DomainError)) failed.push(id);
