@@ -47,6 +47,7 @@ function onStageWrite(during: () => Promise<unknown>): () => void {
   const flags = t.services.flags as unknown as Record<string, (...args: any[]) => Promise<unknown>>;
   const originals = new Map<string, (...args: any[]) => Promise<unknown>>();
   let armed = true;
+  // setRollout was the stage's write before the fix (the test failed on it); changeRollout is the write now.
   for (const name of ['setRollout', 'changeRollout']) {
     const original = flags[name];
     if (typeof original !== 'function') continue;

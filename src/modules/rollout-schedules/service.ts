@@ -119,8 +119,8 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
   async function load(exec: Executor, id: string, lock = false): Promise<Loaded> {
     const row = lock ? await store.lockSchedule(exec, id) : await store.findSchedule(exec, id);
     if (!row) throw new NotFound(SCHEDULE_NOT_FOUND);
-    const [stages, decisions] = [await store.stagesOf(exec, [id]), await store.decisionsOf(exec, [id])];
-    return { row, stages, decisions };
+    const stages = await store.stagesOf(exec, [id]);
+    return { row, stages, decisions: await store.decisionsOf(exec, [id]) };
   }
 
   async function stageById(exec: Executor, id: string): Promise<RolloutStageRow> {
@@ -154,6 +154,14 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
     if (!due) return null;
     const counts = await deps.guardrailCounts({ flagId: row.flagId, eventNames: row.guardrails.metrics.map((m) => m.event_name), ...due.windows });
     return { ...due, confidence: row.guardrails.confidence, ...testGuardrails(row.guardrails, counts) };
+  }
+
+  /** Pauses an active schedule the caller has locked, with the entry naming the cause (a rollback of its flag). */
+  async function pauseLocked(tx: Executor, id: string, actor: AuditActor | null, details: Record<string, unknown>): Promise<void> {
+    await store.updateSchedule(tx, id, { status: 'paused', updatedAt: clock.now() });
+    await audit.record(tx, actor, {
+      action: 'rollout_schedule_pause', entityType: ENTITY, entityId: id, before: { status: 'active' }, after: { status: 'paused' }, details,
+    });
   }
 
   /** Records a guardrail decision with its audit entry, in the transaction that acts on it. */
@@ -195,10 +203,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
       const locked = await load(tx, row.id, true);
       if (locked.row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
       if (locked.stages.filter((s) => s.appliedAt).at(-1)?.id !== e.stage.id) throw new Conflict(SCHEDULE_CHANGED);
-      await store.updateSchedule(tx, row.id, { status: 'paused', updatedAt: clock.now() });
-      await audit.record(tx, actor, {
-        action: 'rollout_schedule_pause', entityType: ENTITY, entityId: row.id, before: { status: 'active' }, after: { status: 'paused' }, details,
-      });
+      await pauseLocked(tx, row.id, actor, details);
       await recordDecision(tx, actor, row.id, e, { kind: 'rollback', nextStageId: null, rolloutPercentage: percentage, automatic });
       return { percentage };
     });
@@ -323,7 +328,8 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
     async list(query: ScheduleListQuery) {
       const { rows, total } = await store.listSchedules(db, { flagId: query.flag_id, status: query.status }, query);
       const ids = rows.map((r) => r.id);
-      const [stages, decisions] = [await store.stagesOf(db, ids), await store.decisionsOf(db, ids)];
+      const stages = await store.stagesOf(db, ids);
+      const decisions = await store.decisionsOf(db, ids);
       const items = rows.map((row) => toScheduleView({
         row, stages: stages.filter((s) => s.scheduleId === row.id), decisions: decisions.filter((d) => d.scheduleId === row.id),
       }));
@@ -493,13 +499,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
      */
     async pauseActiveOfFlag(tx: Executor, flagId: string, actor: AuditActor | null, details: Record<string, unknown>): Promise<string[]> {
       const rows = await store.lockActiveSchedulesOfFlag(tx, flagId);
-      for (const row of rows) {
-        await store.updateSchedule(tx, row.id, { status: 'paused', updatedAt: clock.now() });
-        await audit.record(tx, actor, {
-          action: 'rollout_schedule_pause', entityType: ENTITY, entityId: row.id,
-          before: { status: 'active' }, after: { status: 'paused' }, details,
-        });
-      }
+      for (const row of rows) await pauseLocked(tx, row.id, actor, details);
       return rows.map((r) => r.id);
     },
   };

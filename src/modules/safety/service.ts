@@ -135,7 +135,6 @@ export function createSafetyService(deps: SafetyDeps) {
       percentage = request.percentage ?? config?.rollbackPercentage ?? DEFAULT_CONFIG.rollbackPercentage;
       pausedScheduleIds = await deps.schedules.pauseActiveOfFlag(tx, flagId, actor, details);
       if (config) await store.updateConfig(tx, flagId, { lastRollbackAt: cause.now });
-      // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
       await audit.record(tx, actor, {
         action: 'safety_rollback', entityType: 'feature_flag', entityId: flagId,
         before: { is_active: flag.is_active, rollout_percentage: flag.rollout_percentage },
@@ -145,6 +144,7 @@ export function createSafetyService(deps: SafetyDeps) {
           ...(cause.errorRate === undefined ? {} : { error_rate: cause.errorRate }),
         },
       });
+      // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
       return { percentage, turnOff: percentage === 0 };
     });
     deps.announce?.({ flag_id: flagId, flag_key: after.key, percentage, reason });
