@@ -169,6 +169,15 @@ describe('guarded rollouts', () => {
     expect((await call('GET', `${BASE}/${schedule.id}`, viewer)).json()).toMatchObject({ status: 'active', decisions: [expect.anything()] });
   });
 
+  it('never raises the rollout when rolling back: a rollback_percentage above the current stage keeps the stage', async () => {
+    const { flag, schedule } = await firstStageWith(half, { rollback_percentage: 40 });
+    await t.services.scheduler.runDue(clock.now());
+    expect((await call('GET', `${BASE}/${schedule.id}`, viewer)).json()).toMatchObject({
+      status: 'paused', decisions: [expect.objectContaining({ decision: 'rollback', rollout_percentage: 10 })],
+    });
+    expect((await call('GET', `/api/v1/feature-flags/${flag.id}`, viewer)).json().rollout_percentage).toBe(10);
+  });
+
   it('leaves a schedule whose guardrail holds running on the scheduler, with no decision until an advance', async () => {
     const { flag, schedule } = await firstStageWith(tenPercent);
     await t.services.scheduler.runDue(clock.now());

@@ -191,15 +191,17 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
   }
 
   /**
-   * A guardrail degraded: under the flag's row lock, sets the rollout to the guardrails' rollback_percentage, pauses
+   * A guardrail degraded: under the flag's row lock, lowers the rollout to the guardrails' rollback_percentage, pauses
    * the schedule and records the decision. Refused (409) when the schedule is no longer active or another stage was
    * applied since the test (the next check tests that one).
    */
   async function guardrailRollback(actor: AuditActor, loaded: Loaded, e: Evaluation, automatic: boolean): Promise<void> {
     const { row } = loaded;
-    const percentage = row.guardrails!.rollback_percentage;
+    let percentage = 0;
     const details = { cause: 'guardrail_rollback', rollout_schedule_id: row.id, automatic };
-    const flag = await flags.changeRollout(row.flagId, actor, details, async (_flag, tx) => {
+    const flag = await flags.changeRollout(row.flagId, actor, details, async (current, tx) => {
+      // A rollback never raises the rollout (the flag may have been lowered by hand below rollback_percentage).
+      percentage = Math.min(current.rollout_percentage, row.guardrails!.rollback_percentage);
       const locked = await load(tx, row.id, true);
       if (locked.row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
       if (locked.stages.filter((s) => s.appliedAt).at(-1)?.id !== e.stage.id) throw new Conflict(SCHEDULE_CHANGED);
