@@ -180,7 +180,11 @@ export function createServices(deps: PlatformDeps) {
     assignedUsers: (ids) => assignedUsersPerExperiment(db, ids),
   });
   const power = createPowerService();
-  const rolloutSchedules = createRolloutSchedulesService({ db, audit, clock, flags });
+  const rolloutSchedules = createRolloutSchedulesService({
+    db, audit, clock, flags,
+    guardrailCounts: (windows) => tracking.guardrailCounts(windows),
+    announce: (notice) => void notifications.notify('rollout_guardrail_decision', notice),
+  });
   const errorReports = createErrorReportsService({ db, clock, flagIdByKey: async (key) => (await flags.snapshot()).byKey.get(key)?.row.id });
   const safety = createSafetyService({
     db, audit, clock, flags, schedules: rolloutSchedules, errorReports,
@@ -192,6 +196,8 @@ export function createServices(deps: PlatformDeps) {
   });
   // Rollback first: a flag rolled back in this tick has its schedule paused before stages are applied.
   scheduler.register('safety-auto-rollback', 60, (now) => safety.runAutoRollback(now));
+  // Guardrails next: a schedule whose guardrail degraded is rolled back and paused before its next stage is due.
+  scheduler.register('rollout-guardrails', 60, (now) => rolloutSchedules.runGuardrails(now));
   scheduler.register('rollout-stages', 60, (now) => rolloutSchedules.runDue(now));
   scheduler.register('event-partitions', 3_600, (now) => ensureEventPartitions(db, now).then(() => undefined));
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });

@@ -88,6 +88,15 @@ describe('public API is total (no throw, no NaN/Infinity)', () => {
   run('msprtFromCounts', fc.tuple(count, count, count, count, anyNumber), stats.msprtFromCounts);
   run('confidenceSequenceTwoProportions', fc.tuple(msprtInput, rate), stats.confidenceSequenceTwoProportions);
   run('runningMinimum', fc.tuple(fc.array(anyNumber, { maxLength: 10 })), stats.runningMinimum);
+  const guardrailSample = fc.record({ n: count, sum: anyNumber, sum_squares: anyNumber });
+  run(
+    'guardrailMsprt',
+    fc.tuple(fc.record({
+      baseline: guardrailSample, treatment: guardrailSample, direction: fc.constantFrom('lower_is_better', 'higher_is_better') as fc.Arbitrary<stats.GuardrailDirection>,
+      confidence: rate, mixingScale: fc.option(anyNumber, { nil: undefined }),
+    })),
+    stats.guardrailMsprt,
+  );
   const arm = fc.record({ conversions: count, n: count });
   run(
     'betaBinomialAnalysis',

@@ -90,3 +90,12 @@ export {
   type ThompsonOptions,
 } from './thompson.js';
 export { compareProportions, type ProportionComparison } from './proportions.js';
+export {
+  guardrailMsprt,
+  DEFAULT_MIXING_SCALE,
+  type GuardrailInput,
+  type GuardrailResult,
+  type GuardrailSample,
+  type GuardrailDirection,
+  type GuardrailDegenerateReason,
+} from './guardrail.js';

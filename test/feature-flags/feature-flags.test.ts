@@ -376,9 +376,10 @@ describe('history', () => {
   it('records rollout changes and turn-offs made by schedules and safety', async () => {
     const flag = await createFlag(dev, { is_active: true });
     const flags = t.services.flags;
-    expect(await flags.setRollout(flag.id, 25, null, { source: 'rollout_schedule' })).toMatchObject({ rollout_percentage: 25 });
-    expect(await flags.turnOff(flag.id, null, { source: 'safety_rollback' })).toMatchObject({ status: 'inactive' });
-    await expect(flags.setRollout(flag.id, 101, null)).rejects.toThrow(RangeError);
+    const set = (percentage: number, turnOff = false) => async () => ({ percentage, turnOff });
+    expect(await flags.changeRollout(flag.id, null, { source: 'rollout_schedule' }, set(25))).toMatchObject({ rollout_percentage: 25 });
+    expect(await flags.changeRollout(flag.id, null, { source: 'safety_rollback' }, set(25, true))).toMatchObject({ status: 'inactive' });
+    await expect(flags.changeRollout(flag.id, null, {}, set(101))).rejects.toThrow(RangeError);
     await expect(flags.getFlag(MISSING_ID)).rejects.toMatchObject({ statusCode: 404 });
     const history = (await t.inject({ method: 'GET', url: `${BASE}/${flag.id}/history`, headers: admin.headers })).json();
     expect(history.slice(0, 2)).toEqual([

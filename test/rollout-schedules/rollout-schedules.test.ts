@@ -85,7 +85,7 @@ describe('create, read, list', () => {
         { id: expect.any(String), position: 2, percentage: 50, scheduled_at: null, status: 'pending', applied_at: null },
         { id: expect.any(String), position: 3, percentage: 100, scheduled_at: null, status: 'pending', applied_at: null },
       ],
-      created_at: clock.now().toISOString(), updated_at: clock.now().toISOString(),
+      created_at: clock.now().toISOString(), updated_at: clock.now().toISOString(), guardrails: null, decisions: [],
     });
     expect(await read(s.id)).toEqual(s);
     expect((await auditOf(s.id)).map((e) => e.action)).toEqual(['rollout_schedule_create']);

@@ -1,7 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { featureFlags } from './feature-flags.js';
 import { users } from './users.js';
+
+export interface StoredGuardrails {
+  metrics: Array<{ event_name: string; direction: 'lower_is_better' | 'higher_is_better' }>;
+  confidence: number;
+  rollback_percentage: number;
+}
 
 export const ROLLOUT_SCHEDULE_STATUSES = ['draft', 'active', 'paused', 'completed', 'cancelled'] as const;
 export type RolloutScheduleStatus = (typeof ROLLOUT_SCHEDULE_STATUSES)[number];
@@ -19,6 +25,8 @@ export const rolloutSchedules = pgTable(
     description: text(),
     status: text().$type<RolloutScheduleStatus>().notNull().default('draft'),
     ownerId: uuid().references(() => users.id, { onDelete: 'set null' }),
+    /** Guarded rollout settings (null: not guarded). */
+    guardrails: jsonb().$type<StoredGuardrails>(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
@@ -49,5 +57,32 @@ export const rolloutStages = pgTable(
   (t) => [uniqueIndex('rollout_stages_schedule_sequence_key').on(t.scheduleId, t.sequence)],
 );
 
+/**
+ * Each guardrail decision of a guarded schedule: an advance (no guardrail degraded, the next stage applied) or a
+ * rollback (a guardrail degraded). `stageId` is the stage whose exposure was tested; `metrics` holds the test of
+ * every guardrail as shown on the wire.
+ */
+export const rolloutGuardrailDecisions = pgTable(
+  'rollout_guardrail_decisions',
+  {
+    id: uuid().primaryKey(),
+    scheduleId: uuid().notNull().references(() => rolloutSchedules.id, { onDelete: 'cascade' }),
+    decision: text().$type<'advance' | 'rollback'>().notNull(),
+    stageId: uuid().references(() => rolloutStages.id, { onDelete: 'set null' }),
+    nextStageId: uuid().references(() => rolloutStages.id, { onDelete: 'set null' }),
+    automatic: boolean().notNull(),
+    confidence: doublePrecision().notNull(),
+    rolloutPercentage: integer().notNull(),
+    exposedFrom: timestamp({ withTimezone: true }).notNull(),
+    exposedTo: timestamp({ withTimezone: true }).notNull(),
+    baselineFrom: timestamp({ withTimezone: true }).notNull(),
+    baselineTo: timestamp({ withTimezone: true }).notNull(),
+    metrics: jsonb().$type<Array<Record<string, unknown>>>().notNull(),
+    createdAt: timestamp({ withTimezone: true }).notNull(),
+  },
+  (t) => [index('rollout_guardrail_decisions_schedule_idx').on(t.scheduleId, t.createdAt)],
+);
+
 export type RolloutScheduleRow = typeof rolloutSchedules.$inferSelect;
 export type RolloutStageRow = typeof rolloutStages.$inferSelect;
+export type RolloutGuardrailDecisionRow = typeof rolloutGuardrailDecisions.$inferSelect;

@@ -282,16 +282,26 @@ export function createFlagsService(deps: FlagsDeps) {
       }));
     },
 
-    /** For rollout schedules and safety: set the rollout (integer 0-100) with an audit entry naming the cause. */
-    async setRollout(flagId: string, percentage: number, actor: AuditActor | null, details?: Record<string, unknown>): Promise<FlagView> {
-      if (!Number.isInteger(percentage) || percentage < 0 || percentage > 100) throw new RangeError('rollout percentage must be an integer from 0 to 100');
-      const row = await applyChange(actor, flagId, () => ({ rolloutPercentage: percentage }), details);
+    /**
+     * For rollout schedules and safety: one rollout change decided under the flag's row lock. `decide` runs in the
+     * same transaction, sees the locked flag and may write through `tx` (its writes commit or roll back with the
+     * flag's); it returns the rollout to set and whether to turn the flag off (an archived flag stays archived), or
+     * throws a refusal. Stages and rollbacks both change the rollout here, so they take turns on the flag row.
+     */
+    async changeRollout(
+      flagId: string,
+      actor: AuditActor | null,
+      details: Record<string, unknown>,
+      decide: (flag: FlagView, tx: Executor) => Promise<{ percentage: number; turnOff?: boolean }>,
+    ): Promise<FlagView> {
+      const row = await applyChange(actor, flagId, async (current, tx) => {
+        const { percentage, turnOff } = await decide(toFlagView(current), tx);
+        if (!Number.isInteger(percentage) || percentage < 0 || percentage > 100) throw new RangeError('rollout percentage must be an integer from 0 to 100');
+        return { rolloutPercentage: percentage, ...(turnOff ? transitionTo('deactivate')(current) : {}) };
+      }, details);
       await changed(flagId);
       return toFlagView(row);
     },
-
-    /** For safety rollback: turn the flag off for everyone (an archived flag stays archived). */
-    turnOff: (flagId: string, actor: AuditActor | null, details?: Record<string, unknown>) => transition(actor, flagId, 'deactivate', details),
 
     /** `contextLoc` names where the context came from, for the 422 of the context limits. */
     async evaluate(key: string, userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc): Promise<Evaluation> {

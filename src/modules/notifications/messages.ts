@@ -1,5 +1,8 @@
 /** Platform events users can be alerted about, and the text each one sends. */
-export const NOTIFICATION_KINDS = ['experiment_started', 'experiment_completed', 'srm_detected', 'flag_rolled_back'] as const;
+export const NOTIFICATION_KINDS = [
+  'experiment_started', 'experiment_completed', 'srm_detected', 'flag_rolled_back',
+  'rollout_guardrail_decision',
+] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 
 export interface NotificationPayloads {
@@ -7,6 +10,10 @@ export interface NotificationPayloads {
   experiment_completed: { experiment_id: string; experiment_name: string; recommendation?: string | null };
   srm_detected: { experiment_id: string; experiment_name: string; p_value: number };
   flag_rolled_back: { flag_id: string; flag_key: string; percentage: number; reason?: string | null };
+  rollout_guardrail_decision: {
+    schedule_id: string; schedule_name: string; flag_id: string; flag_key: string;
+    decision: 'advance' | 'rollback'; rollout_percentage: number; degraded_metrics: string[];
+  };
 }
 
 export interface RenderedMessage {
@@ -39,6 +46,20 @@ const RENDERERS: Renderers = {
       `The feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.percentage}%.` +
       (p.reason ? ` Reason: ${p.reason}` : ''),
   }),
+  rollout_guardrail_decision: (p) =>
+    p.decision === 'rollback'
+      ? {
+        subject: `Guarded rollout rolled back: ${p.schedule_name}`,
+        text:
+          `The guardrails of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded (${p.degraded_metrics.join(', ')}): ` +
+          `the feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.rollout_percentage}% and the schedule paused.`,
+      }
+      : {
+        subject: `Guarded rollout advanced: ${p.schedule_name}`,
+        text:
+          `No guardrail of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded: ` +
+          `the feature flag "${p.flag_key}" (${p.flag_id}) advanced to ${p.rollout_percentage}%.`,
+      },
 };
 
 export function render<K extends NotificationKind>(kind: K, payload: NotificationPayloads[K]): RenderedMessage {

@@ -99,7 +99,7 @@ export const rolloutSchedulesRoutes: FastifyPluginAsyncTypebox<{ schedules: Roll
   app.post('/stages/:stage_id/advance', {
     config: { access: editors() },
     schema: {
-      tags, operationId: 'advanceRolloutStage', summary: "Apply the next pending stage now: sets the flag's rollout percentage",
+      tags, operationId: 'advanceRolloutStage', summary: "Apply the next pending stage now: sets the flag's rollout percentage (a guarded schedule tests its guardrails first; a degradation rolls back instead, 409)",
       params: StageParams, response: { 200: ScheduleView, ...changeErrors },
     },
   }, (req) => schedules.advanceStage(actorOf(req), req.params.stage_id));

@@ -10,6 +10,34 @@ const ScheduledAt = Nullable(DateTime({ description: 'When the scheduler applies
 const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Description = Nullable(Type.String({ maxLength: 2000 }));
 
+/** Enough guardrails for any rollout; bounds the read-model work of one check. */
+export const MAX_GUARDRAIL_METRICS = 10;
+export const DEFAULT_GUARDRAIL_CONFIDENCE = 0.95;
+export const GUARDRAIL_DIRECTIONS = ['lower_is_better', 'higher_is_better'] as const;
+export const GUARDRAIL_DECISIONS = ['advance', 'rollback'] as const;
+
+export const GuardrailMetric = Type.Object(
+  {
+    event_name: Type.String({ minLength: 1, maxLength: 255, description: 'A tracked event name (event_type), e.g. checkout_error' }),
+    direction: StringEnum(GUARDRAIL_DIRECTIONS, { description: 'lower_is_better: more events per user is a degradation; higher_is_better: fewer is' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Guardrails = Type.Object(
+  {
+    metrics: Type.Array(GuardrailMetric, { minItems: 1, maxItems: MAX_GUARDRAIL_METRICS, description: 'Distinct event names' }),
+    confidence: Type.Optional(Type.Number({
+      minimum: 0.5, maximum: 0.999, description: `Confidence of the mSPRT degradation test (default ${DEFAULT_GUARDRAIL_CONFIDENCE})`,
+    })),
+    rollback_percentage: Type.Optional(Type.Integer({
+      minimum: 0, maximum: 100, description: 'Rollout percentage a degradation rolls the flag back to (default 0: nobody)',
+    })),
+  },
+  { additionalProperties: false, description: 'Guarded rollout: a stage advances only while no guardrail degrades; a degradation rolls back' },
+);
+export type Guardrails = Static<typeof Guardrails>;
+
 export const StageInput = Type.Object(
   { percentage: Percentage, scheduled_at: Type.Optional(ScheduledAt) },
   { additionalProperties: false },
@@ -28,13 +56,14 @@ export const ScheduleCreate = Type.Object(
     name: Name,
     description: Type.Optional(Description),
     stages: Type.Optional(Type.Array(StageInput, { maxItems: MAX_STAGES, description: 'In the order they run' })),
+    guardrails: Type.Optional(Nullable(Guardrails)),
   },
   { additionalProperties: false },
 );
 export type ScheduleCreate = Static<typeof ScheduleCreate>;
 
 export const ScheduleUpdate = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description) },
+  { name: Type.Optional(Name), description: Type.Optional(Description), guardrails: Type.Optional(Nullable(Guardrails)) },
   { additionalProperties: false },
 );
 export type ScheduleUpdate = Static<typeof ScheduleUpdate>;
@@ -49,6 +78,49 @@ export const StageView = Type.Object({
 });
 export type StageView = Static<typeof StageView>;
 
+export const GuardrailsView = Type.Object({
+  metrics: Type.Array(GuardrailMetric),
+  confidence: Type.Number(),
+  rollback_percentage: Type.Integer(),
+});
+export type GuardrailsView = Static<typeof GuardrailsView>;
+
+const MaybeNumber = Nullable(Type.Number());
+export const GuardrailMetricResult = Type.Object({
+  event_name: Type.String(),
+  direction: StringEnum(GUARDRAIL_DIRECTIONS),
+  degraded: Type.Boolean(),
+  baseline_users: Type.Integer({ description: 'Users with a tracked event in the baseline window' }),
+  baseline_mean: MaybeNumber,
+  exposed_users: Type.Integer({ description: 'Users who got the flag on in the stage window (tracked events tagged with the flag)' }),
+  exposed_mean: MaybeNumber,
+  difference: MaybeNumber,
+  relative_difference: MaybeNumber,
+  z: MaybeNumber,
+  log_likelihood_ratio: MaybeNumber,
+  log_threshold: MaybeNumber,
+  always_valid_p: Type.Number(),
+  reason: Nullable(Type.String({ description: 'Why no test could be made (insufficient_data, zero_variance, invalid_input)' })),
+});
+export type GuardrailMetricResult = Static<typeof GuardrailMetricResult>;
+
+export const DecisionView = Type.Object({
+  id: Uuid(),
+  decision: StringEnum(GUARDRAIL_DECISIONS),
+  stage_id: Nullable(Uuid({ description: 'The stage whose exposure was tested' })),
+  next_stage_id: Nullable(Uuid({ description: 'The stage applied by an advance decision' })),
+  automatic: Type.Boolean({ description: 'Taken by the scheduler (true) or on a manual advance (false)' }),
+  confidence: Type.Number(),
+  rollout_percentage: Type.Integer({ description: 'The flag rollout the decision set' }),
+  exposed_from: DateTime(),
+  exposed_to: DateTime(),
+  baseline_from: DateTime(),
+  baseline_to: DateTime(),
+  metrics: Type.Array(GuardrailMetricResult),
+  decided_at: DateTime(),
+});
+export type DecisionView = Static<typeof DecisionView>;
+
 export const ScheduleView = Type.Object({
   id: Uuid(),
   flag_id: Uuid(),
@@ -59,6 +131,8 @@ export const ScheduleView = Type.Object({
   stages: Type.Array(StageView),
   created_at: DateTime(),
   updated_at: DateTime(),
+  guardrails: Nullable(GuardrailsView),
+  decisions: Type.Array(DecisionView, { description: 'Guardrail decisions, oldest first' }),
 });
 export type ScheduleView = Static<typeof ScheduleView>;
 

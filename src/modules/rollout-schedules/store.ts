@@ -1,8 +1,10 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
+  rolloutGuardrailDecisions,
   rolloutSchedules,
   rolloutStages,
+  type RolloutGuardrailDecisionRow,
   type RolloutScheduleRow,
   type RolloutScheduleStatus,
   type RolloutStageRow,
@@ -100,5 +102,29 @@ export async function dueScheduleIds(db: Executor, now: Date): Promise<string[]>
         WHERE s.status = 'active' AND next.scheduled_at <= ${now.toISOString()}
         ORDER BY s.id`,
   );
+  return rows.map((r) => r.id);
+}
+
+export async function insertDecision(db: Executor, values: typeof rolloutGuardrailDecisions.$inferInsert): Promise<void> {
+  await db.insert(rolloutGuardrailDecisions).values(values);
+}
+
+/** Guardrail decisions of the given schedules, oldest first. */
+export function decisionsOf(db: Executor, scheduleIds: string[]): Promise<RolloutGuardrailDecisionRow[]> {
+  if (scheduleIds.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(rolloutGuardrailDecisions)
+    .where(inArray(rolloutGuardrailDecisions.scheduleId, scheduleIds))
+    .orderBy(asc(rolloutGuardrailDecisions.scheduleId), asc(rolloutGuardrailDecisions.createdAt), asc(rolloutGuardrailDecisions.id));
+}
+
+/** Active schedules that name guardrails (the partial index rollout_schedules_guarded_active_idx). */
+export async function guardedActiveScheduleIds(db: Executor): Promise<string[]> {
+  const rows = await db
+    .select({ id: rolloutSchedules.id })
+    .from(rolloutSchedules)
+    .where(and(eq(rolloutSchedules.status, 'active'), sql`${rolloutSchedules.guardrails} IS NOT NULL`))
+    .orderBy(asc(rolloutSchedules.id));
   return rows.map((r) => r.id);
 }

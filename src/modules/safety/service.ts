@@ -75,7 +75,7 @@ export interface SafetyDeps {
   db: Db;
   audit: AuditLog;
   clock: Clock;
-  flags: Pick<FlagsService, 'getFlag' | 'setRollout' | 'turnOff'>;
+  flags: Pick<FlagsService, 'getFlag' | 'changeRollout'>;
   schedules: Pick<RolloutSchedulesService, 'pauseActiveOfFlag'>;
   errorReports: Pick<ErrorReportsService, 'countsForFlag'>;
   /** Alerts subscribers (notification preferences) after a rollback; never throws. */
@@ -116,9 +116,9 @@ export function createSafetyService(deps: SafetyDeps) {
   }
 
   /**
-   * Pauses the flag's active schedule first (so no stage raises the rollout again), then changes the flag, then
-   * records the rollback. The flag service writes in its own transactions; each step writes its own audit entry,
-   * so a failure part-way leaves a trail of what was done.
+   * One transaction under the flag's row lock (flags.changeRollout): pauses the flag's active schedule (so no stage
+   * raises the rollout again), sets the rollout (0 also turns the flag off), stamps the config and records the
+   * rollback. A stage in flight takes the same lock and checks its schedule under it, so it cannot land afterwards.
    */
   async function rollback(
     actor: AuditActor,
@@ -126,26 +126,26 @@ export function createSafetyService(deps: SafetyDeps) {
     request: { percentage?: number; reason?: string },
     cause: { automatic: boolean; now: Date; errorRate?: number },
   ): Promise<RollbackView> {
-    const flag = await flags.getFlag(flagId);
-    const config = await store.findConfig(db, flagId);
-    const percentage = request.percentage ?? config?.rollbackPercentage ?? DEFAULT_CONFIG.rollbackPercentage;
     const reason = request.reason ?? null;
     const details = { cause: 'safety_rollback', reason, automatic: cause.automatic };
-    const pausedScheduleIds = await deps.schedules.pauseActiveOfFlag(flagId, actor, details);
-    // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
-    if (percentage === 0) await flags.turnOff(flagId, actor, details);
-    const after = await flags.setRollout(flagId, percentage, actor, details);
-    await db.transaction(async (tx) => {
+    let percentage = 0;
+    let pausedScheduleIds: string[] = [];
+    const after = await flags.changeRollout(flagId, actor, details, async (flag, tx) => {
+      const config = await store.findConfig(tx, flagId);
+      percentage = request.percentage ?? config?.rollbackPercentage ?? DEFAULT_CONFIG.rollbackPercentage;
+      pausedScheduleIds = await deps.schedules.pauseActiveOfFlag(tx, flagId, actor, details);
       if (config) await store.updateConfig(tx, flagId, { lastRollbackAt: cause.now });
       await audit.record(tx, actor, {
         action: 'safety_rollback', entityType: 'feature_flag', entityId: flagId,
         before: { is_active: flag.is_active, rollout_percentage: flag.rollout_percentage },
-        after: { is_active: after.is_active, rollout_percentage: after.rollout_percentage },
+        after: { is_active: percentage === 0 ? false : flag.is_active, rollout_percentage: percentage },
         details: {
           percentage, reason, automatic: cause.automatic, paused_schedule_ids: pausedScheduleIds,
           ...(cause.errorRate === undefined ? {} : { error_rate: cause.errorRate }),
         },
       });
+      // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
+      return { percentage, turnOff: percentage === 0 };
     });
     deps.announce?.({ flag_id: flagId, flag_key: after.key, percentage, reason });
     return {

@@ -14,6 +14,7 @@ import type {
   AssignBody, AssignmentReason, AssignmentView, BatchAssignBody, BatchTrackBody, EventView, TrackBody, TrackByIdsBody,
 } from './schemas.js';
 import * as store from './store.js';
+import { guardrailCounts, type GuardrailWindows } from './guardrail-read.js';
 import type { AssignmentRow, EventRow } from './store.js';
 import type { AssignmentWriter } from './writer.js';
 import { report, telemetry } from '../../platform/telemetry.js';
@@ -336,6 +337,9 @@ export function createTrackingService(deps: TrackingDeps) {
 
     /** For segment preview: recent assignment contexts (each with its user_id). */
     sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
+
+    /** For guarded rollouts: guardrail event counts per user of the flag's exposed users and of the baseline. */
+    guardrailCounts: (windows: GuardrailWindows) => guardrailCounts(db, windows),
 
     /** For the flags module: a deleted flag's events are kept, detached from it. */
     detachFlag: (flagId: string) => store.detachFlagEvents(db, flagId),
