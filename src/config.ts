@@ -40,6 +40,8 @@ export interface Config {
    * then makes stored integration secrets unreadable.
    */
   integrationsEncryptionKey: Buffer | undefined;
+  /** WEB_DIST_DIR: the built dashboard served at `/` (relative to the working directory); missing means API only. */
+  webDistDir: string;
 }
 
 export interface SmtpConfig {
@@ -278,5 +280,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: 5 * 1024 * 1024,
     platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
+    webDistDir: env.WEB_DIST_DIR?.trim() || 'web/dist',
   };
 }

@@ -1,0 +1,54 @@
+import type { ReactNode } from 'react';
+
+export function Badge({ tone, children }: { tone: string; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>;
+}
+
+/** Placeholder rows of the final height, so the page does not jump when data arrives. */
+export function Loading({ rows = 3, label = 'Loading' }: { rows?: number; label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="visually-hidden">{label}…</span>
+      {Array.from({ length: rows }, (_, i) => (
+        <div key={i} className="skeleton" />
+      ))}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <p className="empty-title">{title}</p>
+      {children}
+    </div>
+  );
+}
+
+export function ErrorBox({ error }: { error: unknown }) {
+  return (
+    <div className="alert alert-error" role="alert">
+      {error instanceof Error ? error.message : 'Something went wrong.'}
+    </div>
+  );
+}
+
+export function PageHeader({ title, actions }: { title: string; actions?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <h1>{title}</h1>
+      {actions && <div className="page-actions">{actions}</div>}
+    </header>
+  );
+}
+
+export const pct = (value: number | null | undefined, digits = 1): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '—' : `${(value * 100).toFixed(digits)}%`;
+
+export const num = (value: number | null | undefined, digits = 3): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '—' : value.toFixed(digits);
+
+export const pValue = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '—' : value < 0.0001 ? '< 0.0001' : value.toFixed(4);
+
+export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
