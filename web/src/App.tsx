@@ -7,6 +7,8 @@ import { ExperimentDetail } from './features/experiments/ExperimentDetail';
 import { ExperimentEdit } from './features/experiments/ExperimentEdit';
 import { ExperimentForm } from './features/experiments/ExperimentForm';
 import { ExperimentsList } from './features/experiments/ExperimentsList';
+import { FlagPage, NewFlag } from './features/feature-flags/FlagPage';
+import { FlagsList } from './features/feature-flags/FlagsList';
 
 interface Route {
   pattern: string;
@@ -20,9 +22,15 @@ const ROUTES: Route[] = [
   { pattern: '/experiments/new', render: () => <ExperimentForm />, allowed: (p) => p.canChange },
   { pattern: '/experiments/:id', render: ({ id }) => <ExperimentDetail key={id} id={id} /> },
   { pattern: '/experiments/:id/edit', render: ({ id }) => <ExperimentEdit key={id} id={id} />, allowed: (p) => p.canChange },
+  { pattern: '/flags', render: () => <FlagsList /> },
+  { pattern: '/flags/new', render: () => <NewFlag />, allowed: (p) => p.canChange },
+  { pattern: '/flags/:id', render: ({ id }) => <FlagPage key={id} id={id} /> },
 ];
 
-const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [{ to: '/experiments', label: 'Experiments' }];
+const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [
+  { to: '/experiments', label: 'Experiments' },
+  { to: '/flags', label: 'Feature flags' },
+];
 
 export function App() {
   const session = useSession();
