@@ -9,6 +9,8 @@ import { ExperimentForm } from './features/experiments/ExperimentForm';
 import { ExperimentsList } from './features/experiments/ExperimentsList';
 import { FlagPage, NewFlag } from './features/feature-flags/FlagPage';
 import { FlagsList } from './features/feature-flags/FlagsList';
+import { NewSegment, SegmentPage } from './features/segments/SegmentPage';
+import { SegmentsList } from './features/segments/SegmentsList';
 
 interface Route {
   pattern: string;
@@ -25,11 +27,15 @@ const ROUTES: Route[] = [
   { pattern: '/flags', render: () => <FlagsList /> },
   { pattern: '/flags/new', render: () => <NewFlag />, allowed: (p) => p.canChange },
   { pattern: '/flags/:id', render: ({ id }) => <FlagPage key={id} id={id} /> },
+  { pattern: '/segments', render: () => <SegmentsList /> },
+  { pattern: '/segments/new', render: () => <NewSegment />, allowed: (p) => p.canChangeSegments },
+  { pattern: '/segments/:id', render: ({ id }) => <SegmentPage key={id} id={id} /> },
 ];
 
 const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [
   { to: '/experiments', label: 'Experiments' },
   { to: '/flags', label: 'Feature flags' },
+  { to: '/segments', label: 'Segments' },
 ];
 
 export function App() {
