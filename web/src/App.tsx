@@ -11,6 +11,10 @@ import { FlagPage, NewFlag } from './features/feature-flags/FlagPage';
 import { FlagsList } from './features/feature-flags/FlagsList';
 import { NewSegment, SegmentPage } from './features/segments/SegmentPage';
 import { SegmentsList } from './features/segments/SegmentsList';
+import { ApiKeys } from './features/api-keys/ApiKeys';
+import { AuditLog } from './features/audit-logs/AuditLog';
+import { Users } from './features/admin-users/Users';
+import { Notifications } from './features/notifications/Notifications';
 
 interface Route {
   pattern: string;
@@ -30,12 +34,20 @@ const ROUTES: Route[] = [
   { pattern: '/segments', render: () => <SegmentsList /> },
   { pattern: '/segments/new', render: () => <NewSegment />, allowed: (p) => p.canChangeSegments },
   { pattern: '/segments/:id', render: ({ id }) => <SegmentPage key={id} id={id} /> },
+  { pattern: '/audit', render: () => <AuditLog /> },
+  { pattern: '/api-keys', render: () => <ApiKeys /> },
+  { pattern: '/users', render: () => <Users />, allowed: (p) => p.isSuperuser },
+  { pattern: '/notifications', render: () => <Notifications /> },
 ];
 
 const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [
   { to: '/experiments', label: 'Experiments' },
   { to: '/flags', label: 'Feature flags' },
   { to: '/segments', label: 'Segments' },
+  { to: '/audit', label: 'Audit log' },
+  { to: '/api-keys', label: 'API keys' },
+  { to: '/users', label: 'Users', allowed: (p) => p.isSuperuser },
+  { to: '/notifications', label: 'Notifications' },
 ];
 
 export function App() {
