@@ -8,6 +8,7 @@ export default defineProject({
     root: import.meta.dirname,
     include: ['src/**/*.test.tsx', 'src/**/*.test.ts'],
     environment: 'happy-dom',
+    environmentOptions: { happyDOM: { url: 'http://localhost/' } },
     setupFiles: ['./src/test-setup.ts'],
   },
 });
