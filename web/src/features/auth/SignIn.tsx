@@ -31,6 +31,10 @@ export function SignIn() {
         <button type="submit" disabled={login.isPending}>
           {login.isPending ? 'Signing in…' : 'Sign in'}
         </button>
+        <p className="hint signin-hint">
+          First run? Start the server with <code>FIRST_SUPERUSER_EMAIL</code> and <code>FIRST_SUPERUSER_PASSWORD</code> set to create the first
+          account, then sign in with them.
+        </p>
       </form>
     </main>
   );
