@@ -55,5 +55,11 @@ it('signs in, creates and starts an experiment, and reads a significant result w
   await lift.locator('.interval').first().waitFor();
   await screenshot(page, 'experiment-result');
   await page.getByRole('figure', { name: /daily cumulative/ }).locator('.recharts-line-dot').first().waitFor();
+
+  // At a phone's width the page reflows instead of scrolling sideways (wide tables scroll inside their own box).
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.getByRole('figure', { name: /lift against control/ }).locator('.interval').first().waitFor();
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await screenshot(page, 'experiment-result-phone');
   await page.close();
 }, 120_000);
