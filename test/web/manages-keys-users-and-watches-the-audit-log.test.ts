@@ -35,7 +35,7 @@ it('watches a flag change arrive in the live audit log, creates an API key shown
   const value = (await shown.textContent()) ?? '';
   await page.getByRole('button', { name: 'Copy' }).click();
   await page.getByRole('button', { name: 'Copied' }).waitFor();
-  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(value);
+  expect(await page.evaluate('navigator.clipboard.readText()')).toBe(value);
   const evaluate = await t.inject({ method: 'GET', url: '/api/v1/feature-flags/evaluate/live-flag?user_id=u1', headers: { 'x-api-key': value } });
   expect(evaluate.statusCode).toBe(200);
   await screenshot(page, 'api-key-created');

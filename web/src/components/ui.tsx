@@ -52,3 +52,17 @@ export const pValue = (value: number | null | undefined): string =>
   value === null || value === undefined ? '—' : value < 0.0001 ? '< 0.0001' : value.toFixed(4);
 
 export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** The status filter of a list page: "All statuses" (empty) or one of `statuses`, named as the API spells them. */
+export function StatusFilter<S extends string>({ value, statuses, onChange }: { value: NoInfer<S> | ''; statuses: readonly S[]; onChange(next: NoInfer<S> | ''): void }) {
+  return (
+    <select aria-label="Filter by status" value={value} onChange={(e) => onChange(e.target.value as S | '')}>
+      <option value="">All statuses</option>
+      {statuses.map((s) => (
+        <option key={s} value={s}>
+          {s.charAt(0).toUpperCase() + s.slice(1).toLowerCase()}
+        </option>
+      ))}
+    </select>
+  );
+}

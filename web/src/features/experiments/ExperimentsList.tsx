@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link } from '../../router';
-import { Badge, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime } from '../../components/ui';
 import { useSession } from '../auth/session';
 import { useExperiments, type ExperimentListQuery, type ExperimentStatus } from './hooks';
 import { STATUS_TONE } from './lifecycle';
@@ -55,17 +55,7 @@ export function ExperimentsList() {
           <span className="visually-hidden">Search experiments</span>
           <input type="search" placeholder="Search name, key or description" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
-        <label>
-          <span className="visually-hidden">Status</span>
-          <select value={status} onChange={(e) => setStatus(e.target.value as ExperimentStatus | '')} aria-label="Filter by status">
-            <option value="">All statuses</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <StatusFilter value={status} statuses={STATUSES} onChange={setStatus} />
         <label>
           <span className="visually-hidden">Sort by</span>
           <select value={sortBy} onChange={(e) => setSortBy(e.target.value as SortBy)} aria-label="Sort by">

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Badge, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
 import { FlagSwitch } from './FlagSwitch';
@@ -22,15 +22,7 @@ export function FlagsList() {
           <span className="visually-hidden">Search flags</span>
           <input type="search" placeholder="Search name or key" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
-        <label>
-          <span className="visually-hidden">Status</span>
-          <select aria-label="Filter by status" value={status} onChange={(e) => setStatus(e.target.value as FlagStatusFilter | '')}>
-            <option value="">All statuses</option>
-            <option value="ACTIVE">Active</option>
-            <option value="INACTIVE">Inactive</option>
-            <option value="ARCHIVED">Archived</option>
-          </select>
-        </label>
+        <StatusFilter value={status} statuses={['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const} onChange={setStatus} />
       </div>
       {(archive.error || unarchive.error) && <ErrorBox error={archive.error ?? unarchive.error} />}
       {flags.isPending ? (

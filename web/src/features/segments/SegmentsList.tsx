@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Badge, Empty, ErrorBox, Loading, PageHeader } from '../../components/ui';
+import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
 import { useSegments } from './hooks';
@@ -15,15 +15,7 @@ export function SegmentsList() {
     <section>
       <PageHeader title="Segments" actions={permissions.canChangeSegments && <Link className="button" to="/segments/new">New segment</Link>} />
       <div className="toolbar">
-        <label>
-          <span className="visually-hidden">Status</span>
-          <select aria-label="Filter by status" value={status} onChange={(e) => setStatus(e.target.value as Status | '')}>
-            <option value="">All statuses</option>
-            <option value="active">Active</option>
-            <option value="inactive">Inactive</option>
-            <option value="archived">Archived</option>
-          </select>
-        </label>
+        <StatusFilter value={status} statuses={['active', 'inactive', 'archived'] as const} onChange={setStatus} />
       </div>
       {segments.isPending ? (
         <Loading rows={4} label="Loading segments" />
