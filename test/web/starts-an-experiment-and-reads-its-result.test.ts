@@ -58,8 +58,9 @@ it('signs in, creates and starts an experiment, and reads a significant result w
 
   // At a phone's width the page reflows instead of scrolling sideways (wide tables scroll inside their own box).
   await page.setViewportSize({ width: 390, height: 844 });
+  // Charts resize on their ResizeObserver callback, so wait for the reflow rather than reading the width at once.
+  await page.waitForFunction('document.documentElement.scrollWidth <= 390');
   await page.getByRole('figure', { name: /lift against control/ }).locator('.interval').first().waitFor();
-  expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   await screenshot(page, 'experiment-result-phone');
   await page.close();
 }, 120_000);

@@ -28,6 +28,7 @@ export function NewSegment() {
         <Select
           label="Kind"
           value={kind}
+          error={fieldError(create.error, 'kind')}
           hint="Set once: an ID list is filled by uploading user IDs, a rules segment matches user attributes."
           onChange={(e) => setKind(e.target.value as 'rules' | 'id_list')}
           options={[
