@@ -56,6 +56,17 @@ it('signs in, creates and starts an experiment, and reads a significant result w
   await screenshot(page, 'experiment-result');
   await page.getByRole('figure', { name: /daily cumulative/ }).locator('.recharts-line-dot').first().waitFor();
 
+  // The list shows it with its status badge, and the status filter finds it.
+  await page.getByRole('link', { name: 'Experiments' }).click();
+  await page.getByLabel('Filter by status').selectOption('active');
+  const row = page.getByRole('row', { name: /Checkout button colour/ });
+  await row.locator('.badge', { hasText: 'active' }).waitFor();
+  await page.getByLabel('Filter by status').selectOption('draft');
+  await page.getByText('No experiment matches these filters.').waitFor();
+  await page.getByLabel('Filter by status').selectOption('');
+  await screenshot(page, 'experiments-list');
+  await row.getByRole('link', { name: 'Checkout button colour' }).click();
+
   // At a phone's width the page reflows instead of scrolling sideways (wide tables scroll inside their own box).
   await page.setViewportSize({ width: 390, height: 844 });
   // Charts resize on their ResizeObserver callback, so wait for the reflow rather than reading the width at once.
