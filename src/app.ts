@@ -9,6 +9,7 @@ import { modulesFor } from './modules/index.js';
 import { ensureEventPartitions } from './modules/tracking/partitions.js';
 import { healthRoutes } from './modules/meta/routes.js';
 import { createAuditLog } from './platform/audit.js';
+import { dashboardFallback, loadDashboard, registerDashboard } from './platform/dashboard.js';
 import { authPlugin } from './platform/auth.js';
 import { installBodyParsers } from './platform/body-parsers.js';
 import { createBus, type Bus } from './platform/bus.js';
@@ -94,7 +95,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     // Loaded only when tracing is on, so a deployment without it never loads the OpenTelemetry packages.
     if (config.tracing) await app.register((await import('./platform/tracing.js')).tracingPlugin);
     app.setValidatorCompiler(validatorCompiler);
-    installErrorHandling(app);
+    const dashboard = loadDashboard(config.webDistDir);
+    installErrorHandling(app, dashboardFallback(dashboard));
     installBodyParsers(app);
     app.addHook('onSend', (request, reply, payload, done) => {
       reply.header('X-Request-ID', request.id);
@@ -125,6 +127,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     for (const module of modulesFor(config.deploymentProfile)) {
       await module.register(app, { services, config });
     }
+    if (dashboard) await registerDashboard(app, dashboard);
 
     const ownedBus = bus;
     app.addHook('onClose', async () => {

@@ -51,6 +51,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces are exported over OTLP/HTTP when set; tracing is off otherwise. */
   tracing: { endpoint: string; serviceName: string } | undefined;
+  /** WEB_DIST_DIR: the built dashboard served at `/` (relative to the working directory); missing means API only. */
+  webDistDir: string;
 }
 
 export interface IdpConfig {
@@ -364,5 +366,6 @@ export function loadConfig(env: Env = process.env): Config {
     databaseStatementTimeoutSeconds: parseInteger(env, 'DATABASE_STATEMENT_TIMEOUT_SECONDS', 60, 0, 86_400),
     metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     tracing: parseTracing(env),
+    webDistDir: env.WEB_DIST_DIR?.trim() || 'web/dist',
   };
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUERY_CANCELED, sqlState } from '../db/errors.js';
 import {
   BODY_TOO_LARGE,
@@ -14,7 +14,11 @@ import { toValidationIssues } from './validation.js';
  * The one root error handler: domain errors become `{detail}`, schema failures FastAPI-shaped 422 lists, body
  * problems 400/413, and anything unexpected a logged 500 whose body carries the request id (never a stack).
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  /** Answers an unmatched request itself (the dashboard's client routes) and says so; runs after slash redirects. */
+  fallback?: (request: FastifyRequest, reply: FastifyReply) => boolean,
+): void {
   const redirectFor = trailingSlashRedirects(app);
   app.setNotFoundHandler((request, reply) => {
     const location = redirectFor(request.method, request.url);
@@ -22,6 +26,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       reply.code(307).header('Location', location).send();
       return;
     }
+    if (fallback?.(request, reply)) return;
     reply.code(404).send({ detail: 'Not Found' });
   });
 

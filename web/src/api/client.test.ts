@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, fieldKey, toApiError } from './client';
+
+describe('the fetch layer', () => {
+  it("turns a 422's loc into field keys a form looks up", () => {
+    const error = toApiError(422, {
+      detail: [
+        { type: 'missing', loc: ['body', 'name'], msg: 'Field required' },
+        { type: 'less_than_equal', loc: ['body', 'variants', 1, 'traffic_allocation'], msg: 'Input should be less than or equal to 100' },
+        { type: 'greater_than_equal', loc: ['query', 'sample_size'], msg: 'Input should be greater than or equal to 10' },
+        { type: 'value_error', loc: ['body', 'name'], msg: 'Too long' },
+      ],
+    });
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.status).toBe(422);
+    expect(error.fieldErrors).toEqual({
+      name: 'Field required Too long',
+      'variants.1.traffic_allocation': 'Input should be less than or equal to 100',
+      'query.sample_size': 'Input should be greater than or equal to 10',
+    });
+  });
+
+  it('keeps the message of a {detail: string} answer and of a detail object with a message', () => {
+    expect(toApiError(400, { detail: 'This flag is archived. Unarchive it before turning it on.' }).message).toBe(
+      'This flag is archived. Unarchive it before turning it on.',
+    );
+    const inUse = toApiError(409, { detail: { code: 'segment_in_use', message: 'Segment is in use', feature_flags: [] } });
+    expect(inUse.message).toBe('Segment is in use');
+    expect(inUse.detail).toMatchObject({ code: 'segment_in_use' });
+  });
+
+  it('says something useful when the body has no detail', () => {
+    expect(toApiError(429, null).message).toMatch(/Too many requests/);
+    expect(toApiError(502, null).message).toBe('The server answered 502.');
+  });
+
+  it('strips only the body head of a loc', () => {
+    expect(fieldKey(['body', 'targeting_rules', 'groups', 0])).toBe('targeting_rules.groups.0');
+    expect(fieldKey(['path', 'flag_id'])).toBe('path.flag_id');
+    expect(fieldKey([])).toBe('');
+  });
+});

@@ -1,0 +1,90 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from './schema.gen';
+
+/**
+ * The one fetch layer: every call goes through `api` (typed from openapi/full.json) and `unwrap`, which turns an
+ * error answer into an `ApiError` whose `fieldErrors` map a 422's `loc` to the form field it names.
+ */
+let token: string | null = null;
+let onUnauthorized: () => void = () => undefined;
+
+export function setToken(value: string | null): void {
+  token = value;
+}
+export function getToken(): string | null {
+  return token;
+}
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+const auth: Middleware = {
+  onRequest({ request }) {
+    if (token && !request.headers.has('Authorization') && !request.headers.has('X-API-Key')) {
+      request.headers.set('Authorization', `Bearer ${token}`);
+    }
+    return request;
+  },
+  onResponse({ response, request }) {
+    if (response.status === 401 && request.headers.get('Authorization')) onUnauthorized();
+    return response;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: '' });
+api.use(auth);
+
+export interface ValidationIssue {
+  type: string;
+  loc: Array<string | number>;
+  msg: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** Field path (body `loc` without its `body` head, dotted: `variants.0.name`) to the API's message. */
+    readonly fieldErrors: Record<string, string> = {},
+    readonly detail: unknown = undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** `body.variants.0.name` → `variants.0.name`; other locations keep their head (`query.sample_size`). */
+export function fieldKey(loc: Array<string | number>): string {
+  const parts = loc[0] === 'body' ? loc.slice(1) : loc;
+  return parts.join('.');
+}
+
+export function toApiError(status: number, body: unknown): ApiError {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  if (Array.isArray(detail)) {
+    const fieldErrors: Record<string, string> = {};
+    for (const issue of detail as ValidationIssue[]) {
+      const key = fieldKey(issue.loc ?? []);
+      fieldErrors[key] = fieldErrors[key] ? `${fieldErrors[key]} ${issue.msg}` : issue.msg;
+    }
+    return new ApiError(status, 'Some fields need attention.', fieldErrors, detail);
+  }
+  if (typeof detail === 'string') return new ApiError(status, detail, {}, detail);
+  if (detail && typeof detail === 'object' && typeof (detail as { message?: unknown }).message === 'string') {
+    return new ApiError(status, (detail as { message: string }).message, {}, detail);
+  }
+  if (status === 429) return new ApiError(status, 'Too many requests. Wait a moment and try again.');
+  return new ApiError(status, `The server answered ${status}.`, {}, detail);
+}
+
+interface FetchResult<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+/** The data of a successful call, or an `ApiError` thrown with the API's message and field errors. */
+export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw toApiError(response.status, error ?? null);
+  return data as T;
+}

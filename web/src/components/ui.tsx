@@ -1,0 +1,68 @@
+import type { ReactNode } from 'react';
+
+export function Badge({ tone, children }: { tone: string; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>;
+}
+
+/** Placeholder rows of the final height, so the page does not jump when data arrives. */
+export function Loading({ rows = 3, label = 'Loading' }: { rows?: number; label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="visually-hidden">{label}…</span>
+      {Array.from({ length: rows }, (_, i) => (
+        <div key={i} className="skeleton" />
+      ))}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <p className="empty-title">{title}</p>
+      {children}
+    </div>
+  );
+}
+
+export function ErrorBox({ error }: { error: unknown }) {
+  return (
+    <div className="alert alert-error" role="alert">
+      {error instanceof Error ? error.message : 'Something went wrong.'}
+    </div>
+  );
+}
+
+export function PageHeader({ title, actions }: { title: string; actions?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <h1>{title}</h1>
+      {actions && <div className="page-actions">{actions}</div>}
+    </header>
+  );
+}
+
+export const pct = (value: number | null | undefined, digits = 1): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '—' : `${(value * 100).toFixed(digits)}%`;
+
+export const num = (value: number | null | undefined, digits = 3): string =>
+  value === null || value === undefined || !Number.isFinite(value) ? '—' : value.toFixed(digits);
+
+export const pValue = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '—' : value < 0.0001 ? '< 0.0001' : value.toFixed(4);
+
+export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** The status filter of a list page: "All statuses" (empty) or one of `statuses`, named as the API spells them. */
+export function StatusFilter<S extends string>({ value, statuses, onChange }: { value: NoInfer<S> | ''; statuses: readonly S[]; onChange(next: NoInfer<S> | ''): void }) {
+  return (
+    <select aria-label="Filter by status" value={value} onChange={(e) => onChange(e.target.value as S | '')}>
+      <option value="">All statuses</option>
+      {statuses.map((s) => (
+        <option key={s} value={s}>
+          {s.charAt(0).toUpperCase() + s.slice(1).toLowerCase()}
+        </option>
+      ))}
+    </select>
+  );
+}

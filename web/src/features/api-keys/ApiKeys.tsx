@@ -1,0 +1,116 @@
+import { useState, type FormEvent } from 'react';
+import { FormError, TextField, fieldError } from '../../components/form';
+import { Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { useSession } from '../auth/session';
+import { useApiKeys, useCreateApiKey, useDeleteApiKey } from './hooks';
+
+/** API keys: create (the full value is shown once, with a copy button), list, revoke. ADMIN may list everyone's. */
+export function ApiKeys() {
+  const { permissions, me } = useSession();
+  const [all, setAll] = useState(false);
+  const keys = useApiKeys(all && permissions.isAdmin);
+  const create = useCreateApiKey();
+  const remove = useDeleteApiKey();
+  const [name, setName] = useState('');
+  const [sdkScope, setSdkScope] = useState(false);
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [copied, setCopied] = useState(false);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setCopied(false);
+    create.mutate(
+      { name, scopes: sdkScope ? ['sdk:ruleset'] : [] },
+      {
+        onSuccess: (key) => {
+          setCreated({ name: key.name, key: key.key });
+          setName('');
+        },
+      },
+    );
+  };
+  const copy = async () => {
+    if (!created) return;
+    await navigator.clipboard.writeText(created.key);
+    setCopied(true);
+  };
+  return (
+    <section>
+      <PageHeader title="API keys" />
+      {created && (
+        <div className="alert alert-success" role="status">
+          <p>
+            <strong>Key “{created.name}” created.</strong> Copy it now: it is shown only once.
+          </p>
+          <div className="secret">
+            <code data-testid="new-key">{created.key}</code>
+            <button type="button" className="secondary" onClick={() => void copy()}>
+              {copied ? 'Copied' : 'Copy'}
+            </button>
+            <button type="button" className="link" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </div>
+        </div>
+      )}
+      <form className="card" onSubmit={submit} noValidate>
+        <h2>New key</h2>
+        <div className="row">
+          <TextField label="Key name" value={name} error={fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
+          <label className="inline checkbox">
+            <input type="checkbox" checked={sdkScope} onChange={(e) => setSdkScope(e.target.checked)} /> SDK ruleset and batch assignment (<code>sdk:ruleset</code>)
+          </label>
+          <button type="submit" disabled={create.isPending}>
+            Create key
+          </button>
+        </div>
+        <FormError error={create.error} shown={['name']} />
+      </form>
+      {permissions.isAdmin && (
+        <label className="inline checkbox">
+          <input type="checkbox" checked={all} onChange={(e) => setAll(e.target.checked)} /> Show everyone’s keys
+        </label>
+      )}
+      {remove.isError && <ErrorBox error={remove.error} />}
+      {keys.isPending ? (
+        <Loading rows={3} label="Loading keys" />
+      ) : keys.isError ? (
+        <ErrorBox error={keys.error} />
+      ) : keys.data.length === 0 ? (
+        <Empty title="No API keys yet.">SDKs and servers send tracking events and evaluate flags with a key.</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Starts with</th>
+                <th>Scopes</th>
+                <th>Created</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((key) => (
+                <tr key={key.id}>
+                  <td>{key.name}</td>
+                  <td>
+                    <code>{key.key_prefix}…</code>
+                  </td>
+                  <td>{key.scopes.join(', ') || '—'}</td>
+                  <td>{dateTime(key.created_at)}</td>
+                  <td>
+                    {(key.user_id === me?.id || permissions.isAdmin) && (
+                      <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

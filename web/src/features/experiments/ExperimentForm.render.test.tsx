@@ -1,0 +1,87 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { render, screen } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+// The client captures fetch when it is created, so the stub goes in before any import.
+const fetchMock = vi.hoisted(() => {
+  const mock = vi.fn<(request: Request) => Promise<Response>>();
+  globalThis.fetch = mock as unknown as typeof fetch;
+  return mock;
+});
+
+const { ExperimentForm } = await import('./ExperimentForm');
+const { RouterProvider } = await import('../../router');
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+function renderForm() {
+  const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  return render(
+    <QueryClientProvider client={client}>
+      <RouterProvider>
+        <ExperimentForm />
+      </RouterProvider>
+    </QueryClientProvider>,
+  );
+}
+
+beforeEach(() => fetchMock.mockReset());
+
+describe('<ExperimentForm>', () => {
+  it("shows the API's 422 messages next to the fields their loc names, and the rest above the buttons", async () => {
+    const bodies: unknown[] = [];
+    fetchMock.mockImplementation(async (request) => {
+      if (!request) return json(404, { detail: 'Not Found' });
+      if (request.url.includes('/api/v1/segments')) return json(200, []);
+      bodies.push(await request.json());
+      return json(422, {
+        detail: [
+          { type: 'string_pattern_mismatch', loc: ['body', 'key'], msg: 'String should match pattern' },
+          { type: 'greater_than_equal', loc: ['body', 'variants', 1, 'traffic_allocation'], msg: 'Input should be greater than or equal to 0' },
+          { type: 'value_error', loc: ['body', 'status'], msg: 'status must be draft' },
+        ],
+      });
+    });
+    const user = userEvent.setup();
+    renderForm();
+    await user.type(screen.getByLabelText('Name'), 'Pricing page');
+    expect((screen.getByLabelText('Key') as HTMLInputElement).value).toBe('pricing-page');
+    await user.click(screen.getByRole('button', { name: 'Create experiment' }));
+
+    const key = await screen.findByText('String should match pattern');
+    expect(screen.getByLabelText('Key').getAttribute('aria-describedby')).toContain(key.id);
+    expect(screen.getByLabelText('Key').getAttribute('aria-invalid')).toBe('true');
+    const allocations = screen.getAllByLabelText('Allocation %');
+    expect(allocations[1].getAttribute('aria-invalid')).toBe('true');
+    expect(allocations[0].getAttribute('aria-invalid')).toBe('false');
+    expect(screen.getAllByRole('listitem').map((li) => li.textContent)).toContain('status: status must be draft');
+    expect(bodies[0]).toMatchObject({
+      name: 'Pricing page',
+      key: 'pricing-page',
+      variants: [
+        { name: 'control', is_control: true, traffic_allocation: 50 },
+        { name: 'treatment', is_control: false, traffic_allocation: 50 },
+      ],
+      metrics: [{ name: 'Conversion', event_name: 'purchase', metric_type: 'conversion', is_primary: true, expected_effect: 0.1 }],
+      targeting_rules: null,
+      correction_method: 'benjamini_hochberg',
+      confidence_level: 0.95,
+    });
+  });
+
+  it('refuses to send allocations that do not add up to 100 and clears the message once they do', async () => {
+    fetchMock.mockImplementation(async () => json(200, []));
+    const user = userEvent.setup();
+    renderForm();
+    const [first] = screen.getAllByLabelText('Allocation %');
+    await user.clear(first);
+    await user.type(first, '70');
+    await user.click(screen.getByRole('button', { name: 'Create experiment' }));
+    expect(screen.getByText('Allocations add up to 120%; they must add up to 100%.')).toBeTruthy();
+    expect(fetchMock.mock.calls.map(([request]) => request?.url ?? '').filter((url) => url.endsWith('/api/v1/experiments/'))).toEqual([]);
+    await user.click(screen.getByRole('button', { name: 'Split evenly' }));
+    expect(screen.queryByText(/they must add up to 100%/)).toBeNull();
+    expect(screen.getByText('100%')).toBeTruthy();
+  });
+});

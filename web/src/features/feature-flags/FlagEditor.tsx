@@ -1,0 +1,111 @@
+import { useState, type FormEvent } from 'react';
+import { FormError, TextArea, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
+import { RuleBuilder, emptyRules, fromRules, toRules, type RulesDraft } from '../../components/rule-builder';
+import { useRouter } from '../../router';
+import { useSegments } from '../segments/hooks';
+import { useCreateFlag, useUpdateFlag, type Flag } from './hooks';
+
+/** Create or edit a flag: name, key, description, tags, rollout percentage and targeting rules. */
+export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?: boolean }) {
+  const { navigate } = useRouter();
+  const create = useCreateFlag();
+  const update = useUpdateFlag(flag?.id ?? '');
+  const mutation = flag ? update : create;
+  const segments = useSegments('active');
+  const [name, setName] = useState(flag?.name ?? '');
+  const [key, setKey] = useState(flag?.key ?? '');
+  const [description, setDescription] = useState(flag?.description ?? '');
+  const [tags, setTags] = useState((flag?.tags ?? []).join(', '));
+  const [rollout, setRollout] = useState(flag?.rollout_percentage ?? 100);
+  const [rules, setRules] = useState<RulesDraft>(flag ? fromRules(flag.targeting_rules) : emptyRules());
+  const [saved, setSaved] = useState(false);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setSaved(false);
+    const tagList = tags.split(',').map((t) => t.trim()).filter(Boolean);
+    const targeting = toRules(rules);
+    if (flag) {
+      update.mutate(
+        {
+          name,
+          rollout_percentage: rollout,
+          tags: tagList,
+          // An empty rule set clears targeting (PUT refuses null).
+          targeting_rules: targeting ?? { logical_operator: 'AND', groups: [] },
+        },
+        { onSuccess: () => setSaved(true) },
+      );
+    } else {
+      create.mutate(
+        { key, name, rollout_percentage: rollout, ...(description ? { description } : {}), ...(tagList.length ? { tags: tagList } : {}), ...(targeting ? { targeting_rules: targeting } : {}) },
+        { onSuccess: (created) => navigate(`/flags/${created.id}`) },
+      );
+    }
+  };
+  return (
+    <form className="card form" onSubmit={submit} noValidate aria-label={flag ? 'Flag settings' : 'New flag'}>
+      <fieldset disabled={readOnly} className="plain-fieldset">
+        <div className="grid-2">
+          <TextField label="Name" required value={name} error={fieldError(mutation.error, 'name')} onChange={(e) => setName(e.target.value)} />
+          <TextField
+            label="Key"
+            required
+            value={key}
+            disabled={Boolean(flag)}
+            hint="Letters, digits, _ . : -; SDKs ask for the flag by this key"
+            error={fieldError(mutation.error, 'key')}
+            onChange={(e) => setKey(e.target.value)}
+          />
+        </div>
+        <TextArea
+          label="Description"
+          rows={2}
+          value={description}
+          disabled={Boolean(flag)}
+          hint={flag ? 'Set when the flag is created.' : undefined} error={fieldError(mutation.error, 'description')} onChange={(e) => setDescription(e.target.value)} />
+        <TextField label="Tags" hint="Comma-separated" value={tags} error={fieldErrorsUnder(mutation.error, 'tags')} onChange={(e) => setTags(e.target.value)} />
+        <div className="field">
+          <label htmlFor="rollout">
+            Rollout: <strong>{rollout}%</strong> of users who pass the targeting rules
+          </label>
+          <input
+            id="rollout"
+            type="range"
+            min={0}
+            max={100}
+            step={1}
+            value={rollout}
+            aria-valuetext={`${rollout}%`}
+            aria-describedby={fieldError(mutation.error, 'rollout_percentage') ? 'rollout-error' : undefined}
+            onChange={(e) => setRollout(Number(e.target.value))}
+          />
+          {fieldError(mutation.error, 'rollout_percentage') && (
+            <p className="field-error" id="rollout-error" role="alert">
+              {fieldError(mutation.error, 'rollout_percentage')}
+            </p>
+          )}
+        </div>
+        <RuleBuilder value={rules} onChange={setRules} segments={segments.data ?? []} error={fieldErrorsUnder(mutation.error, 'targeting_rules')} idPrefix="flag-rules" />
+      </fieldset>
+      <FormError error={mutation.error} shown={['name', 'key', 'description', 'tags', 'rollout_percentage', 'targeting_rules']} />
+      {saved && (
+        <p className="alert alert-success" role="status">
+          Saved.
+        </p>
+      )}
+      {!readOnly && (
+        <div className="row">
+          <button type="submit" disabled={mutation.isPending}>
+            {mutation.isPending ? 'Saving…' : flag ? 'Save flag' : 'Create flag'}
+          </button>
+          {!flag && (
+            <button type="button" className="secondary" onClick={() => navigate('/flags')}>
+              Cancel
+            </button>
+          )}
+        </div>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,75 @@
+import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
+import { useRouter } from '../../router';
+import { useSession } from '../auth/session';
+import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
+import { SafetyStatus } from '../safety/SafetyStatus';
+import { EvaluatePanel } from './EvaluatePanel';
+import { FlagEditor } from './FlagEditor';
+import { FLAG_TONE } from './FlagsList';
+import { FlagSwitch } from './FlagSwitch';
+import { useArchiveFlag, useDeleteFlag, useFlag, useUnarchiveFlag } from './hooks';
+
+export function FlagPage({ id }: { id: string }) {
+  const { permissions } = useSession();
+  const { navigate } = useRouter();
+  const flag = useFlag(id);
+  const archive = useArchiveFlag();
+  const unarchive = useUnarchiveFlag();
+  const remove = useDeleteFlag();
+  if (flag.isPending) return <Loading rows={6} label="Loading flag" />;
+  if (flag.isError) return <ErrorBox error={flag.error} />;
+  const f = flag.data;
+  const error = archive.error ?? unarchive.error ?? remove.error;
+  return (
+    <section>
+      <PageHeader
+        title={f.name}
+        actions={
+          <>
+            <FlagSwitch flag={f} canChange={permissions.canChange} />
+            {permissions.canChange &&
+              (f.status === 'archived' ? (
+                <button type="button" className="secondary" onClick={() => unarchive.mutate(f.id)}>
+                  Unarchive
+                </button>
+              ) : (
+                <button type="button" className="secondary" onClick={() => window.confirm(`Archive “${f.name}”?`) && archive.mutate(f.id)}>
+                  Archive
+                </button>
+              ))}
+            {permissions.canChange && (
+              <button
+                type="button"
+                className="danger"
+                onClick={() => window.confirm(`Delete “${f.name}” for good?`) && remove.mutate(f.id, { onSuccess: () => navigate('/flags') })}
+              >
+                Delete
+              </button>
+            )}
+          </>
+        }
+      />
+      <p className="meta">
+        <Badge tone={FLAG_TONE[f.status]}>{f.status}</Badge> <code>{f.key}</code> · rollout {f.rollout_percentage}%
+      </p>
+      {error && <ErrorBox error={error} />}
+      <div className="grid-2 flag-layout">
+        <FlagEditor key={f.updated_at} flag={f} readOnly={!permissions.canChange} />
+        <div>
+          <EvaluatePanel flag={f} />
+          <SafetyStatus flagId={f.id} />
+          <SchedulesPanel flagId={f.id} canChange={permissions.canChange} />
+        </div>
+      </div>
+    </section>
+  );
+}
+
+export function NewFlag() {
+  return (
+    <section>
+      <PageHeader title="New feature flag" />
+      <FlagEditor />
+    </section>
+  );
+}

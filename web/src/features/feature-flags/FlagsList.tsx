@@ -1,0 +1,89 @@
+import { useState } from 'react';
+import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime } from '../../components/ui';
+import { Link } from '../../router';
+import { useSession } from '../auth/session';
+import { FlagSwitch } from './FlagSwitch';
+import { useArchiveFlag, useFlags, useUnarchiveFlag, type FlagStatusFilter } from './hooks';
+
+export const FLAG_TONE = { active: 'success', inactive: 'neutral', archived: 'muted' } as const;
+
+export function FlagsList() {
+  const { permissions } = useSession();
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState<FlagStatusFilter | ''>('');
+  const flags = useFlags({ ...(search.trim() ? { search: search.trim() } : {}), ...(status ? { status } : {}) });
+  const archive = useArchiveFlag();
+  const unarchive = useUnarchiveFlag();
+  return (
+    <section>
+      <PageHeader title="Feature flags" actions={permissions.canChange && <Link className="button" to="/flags/new">New flag</Link>} />
+      <div className="toolbar" role="search">
+        <label>
+          <span className="visually-hidden">Search flags</span>
+          <input type="search" placeholder="Search name or key" value={search} onChange={(e) => setSearch(e.target.value)} />
+        </label>
+        <StatusFilter value={status} statuses={['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const} onChange={setStatus} />
+      </div>
+      {(archive.error || unarchive.error) && <ErrorBox error={archive.error ?? unarchive.error} />}
+      {flags.isPending ? (
+        <Loading rows={5} label="Loading flags" />
+      ) : flags.isError ? (
+        <ErrorBox error={flags.error} />
+      ) : flags.data.items.length === 0 ? (
+        <Empty title={search || status ? 'No flag matches these filters.' : 'No feature flags yet.'}>
+          {permissions.canChange && !search && !status && <Link to="/flags/new">Create your first flag</Link>}
+        </Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <caption className="visually-hidden">{flags.data.total} flags</caption>
+            <thead>
+              <tr>
+                <th>On</th>
+                <th>Name</th>
+                <th>Key</th>
+                <th>Status</th>
+                <th>Rollout</th>
+                <th>Updated</th>
+                {permissions.canChange && <th>Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {flags.data.items.map((flag) => (
+                <tr key={flag.id}>
+                  <td>
+                    <FlagSwitch flag={flag} canChange={permissions.canChange} />
+                  </td>
+                  <td>
+                    <Link to={`/flags/${flag.id}`}>{flag.name}</Link>
+                  </td>
+                  <td>
+                    <code>{flag.key}</code>
+                  </td>
+                  <td>
+                    <Badge tone={FLAG_TONE[flag.status]}>{flag.status}</Badge>
+                  </td>
+                  <td>{flag.rollout_percentage}%</td>
+                  <td>{dateTime(flag.updated_at)}</td>
+                  {permissions.canChange && (
+                    <td>
+                      {flag.status === 'archived' ? (
+                        <button type="button" className="link" onClick={() => unarchive.mutate(flag.id)}>
+                          Unarchive
+                        </button>
+                      ) : (
+                        <button type="button" className="link danger" onClick={() => window.confirm(`Archive “${flag.name}”?`) && archive.mutate(flag.id)}>
+                          Archive
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

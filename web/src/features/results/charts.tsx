@@ -1,0 +1,118 @@
+import { Bar, BarChart, CartesianGrid, Cell, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { DailyResults, Results } from './hooks';
+
+type MetricResult = Results['metrics'][number];
+const COLORS = ['#4b5563', '#2563eb', '#d97706', '#7c3aed', '#0f766e', '#be123c'];
+const asPercent = (v: number) => `${(v * 100).toFixed(1)}%`;
+
+/** Rows for the lift chart: a treatment's interval (drawn as a range bar) and its point estimate. */
+export function liftRows(metric: MetricResult) {
+  return metric.variants
+    .filter((v) => !v.is_control && v.relative_lift !== null && v.relative_lift !== undefined)
+    .map((v) => {
+      const lift = v.relative_lift as number;
+      const ci = v.confidence_interval;
+      return { name: v.variant_name, lift, range: ci ? [ci.lower, ci.upper] : [lift, lift], significant: v.is_significant };
+    });
+}
+
+interface IntervalShapeProps {
+  x?: number;
+  y?: number;
+  width?: number;
+  height?: number;
+  payload?: ReturnType<typeof liftRows>[number];
+}
+
+/** The interval as a bar from lower to upper bound, with a tick at the estimated lift. */
+function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload }: IntervalShapeProps) {
+  if (!payload) return null;
+  const [lower, upper] = payload.range;
+  const span = upper - lower;
+  const at = span > 0 ? x + (width * (payload.lift - lower)) / span : x;
+  const fill = !payload.significant ? '#9ca3af' : payload.lift > 0 ? '#15803d' : '#b91c1c';
+  return (
+    <g className="interval">
+      <rect x={x} y={y + height * 0.25} width={Math.max(width, 2)} height={height * 0.5} rx={3} fill={fill} fillOpacity={0.35} stroke={fill} />
+      <line x1={at} x2={at} y1={y} y2={y + height} stroke="#111827" strokeWidth={3} />
+    </g>
+  );
+}
+
+export function RateChart({ metric, isConversion }: { metric: MetricResult; isConversion: boolean }) {
+  const data = metric.variants.map((v) => ({ name: v.variant_name, value: v.mean ?? 0 }));
+  return (
+    <figure className="chart" aria-label={`${metric.metric_name}: ${isConversion ? 'conversion rate' : 'mean'} by variant`}>
+      <figcaption>{isConversion ? 'Conversion rate' : 'Mean'} by variant</figcaption>
+      <ResponsiveContainer width="100%" height={220}>
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 8 }}>
+          <CartesianGrid strokeDasharray="3 3" vertical={false} />
+          <XAxis dataKey="name" />
+          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} />
+          <Tooltip formatter={(v) => (isConversion ? asPercent(Number(v)) : Number(v).toFixed(3))} />
+          <Bar dataKey="value" name={isConversion ? 'Conversion rate' : 'Mean'} isAnimationActive={false}>
+            {data.map((_, i) => (
+              <Cell key={i} fill={COLORS[i % COLORS.length]} />
+            ))}
+          </Bar>
+        </BarChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}
+
+export function LiftChart({ metric, confidence }: { metric: MetricResult; confidence: number }) {
+  const data = liftRows(metric);
+  if (data.length === 0) return null;
+  return (
+    <figure className="chart" aria-label={`${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`}>
+      <figcaption>Lift against control, with {Math.round(confidence * 100)}% confidence interval</figcaption>
+      <ResponsiveContainer width="100%" height={220}>
+        <BarChart data={data} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
+          <CartesianGrid strokeDasharray="3 3" horizontal={false} />
+          <XAxis type="number" tickFormatter={asPercent} domain={['auto', 'auto']} />
+          <YAxis type="category" dataKey="name" width={96} />
+          <ReferenceLine x={0} stroke="#111827" />
+          <Tooltip
+            formatter={(_v, _n, item) => {
+              const row = item.payload as ReturnType<typeof liftRows>[number];
+              return [`${asPercent(row.lift)} (${asPercent(row.range[0])} to ${asPercent(row.range[1])})`, 'Lift'];
+            }}
+          />
+          <Bar dataKey="range" name="Lift" isAnimationActive={false} barSize={28} shape={<IntervalShape />} />
+        </BarChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}
+
+/** One line per variant: the cumulative mean (or rate) at the end of each day. */
+export function dailyRows(metric: DailyResults['metrics'][number]) {
+  return metric.days.map((day) => {
+    const row: Record<string, string | number | null> = { date: day.date };
+    for (const v of day.variants) row[v.variant_name] = v.mean ?? null;
+    return row;
+  });
+}
+
+export function DailyChart({ metric, isConversion }: { metric: DailyResults['metrics'][number]; isConversion: boolean }) {
+  const names = Array.from(new Set(metric.days.flatMap((d) => d.variants.map((v) => v.variant_name))));
+  const data = dailyRows(metric);
+  return (
+    <figure className="chart" aria-label={`${metric.metric_name}: daily cumulative ${isConversion ? 'conversion rate' : 'mean'}`}>
+      <figcaption>Daily cumulative {isConversion ? 'conversion rate' : 'mean'}</figcaption>
+      <ResponsiveContainer width="100%" height={240}>
+        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 8 }}>
+          <CartesianGrid strokeDasharray="3 3" />
+          <XAxis dataKey="date" />
+          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} />
+          <Tooltip formatter={(v) => (isConversion ? asPercent(Number(v)) : Number(v).toFixed(3))} />
+          <Legend />
+          {names.map((name, i) => (
+            <Line key={name} type="monotone" dataKey={name} stroke={COLORS[i % COLORS.length]} strokeWidth={2} dot={data.length < 20} isAnimationActive={false} connectNulls />
+          ))}
+        </LineChart>
+      </ResponsiveContainer>
+    </figure>
+  );
+}
