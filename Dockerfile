@@ -3,17 +3,18 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
-COPY src ./src
-RUN npm run build
+COPY web/package.json ./web/
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY . .
+RUN npm run build && npm run build:web
 
 FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY web/package.json ./web/
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/web/dist ./web/dist
 # The embedded database (used when DATABASE_URL is unset) lives here; mount a volume to keep it.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

@@ -46,6 +46,12 @@ describe('container files', () => {
     expect(engines).toContain(`>=${node}`);
   });
 
+  it('both stages copy every workspace manifest before npm ci (npm ci needs them) and the image holds the dashboard', () => {
+    const workspaces = JSON.parse(read('package.json')).workspaces as string[];
+    for (const ws of workspaces) expect(dockerfile.match(new RegExp(`^COPY ${ws}/package.json \\./${ws}/$`, 'gm'))).toHaveLength(2);
+    expect(dockerfile).toContain('COPY --from=build /app/web/dist ./web/dist');
+  });
+
   it('the test that checks settings knows real ones from unknown ones', () => {
     expect(isSetting('DATABASE_URL')).toBe(true);
     expect(isSetting('DATABASE_URI')).toBe(false);
