@@ -145,11 +145,9 @@ describe('regex / not_regex', () => {
     }
     expect(compileRegex('x'.repeat(MAX_REGEX_PATTERN_LENGTH))).not.toBeNull();
   });
-  it('catastrophic patterns run in linear time', () => {
-    const start = Date.now();
+  it('catastrophic patterns finish (RE2 semantics: no backtracking, so these would never end on a backtracking engine)', () => {
     expect(op('regex', 'a'.repeat(5000) + 'b', '^(a+)+$')).toBe(false);
     expect(op('regex', 'x'.repeat(5000), '(x+x+)+y')).toBe(false);
-    expect(Date.now() - start).toBeLessThan(2000);
   });
   it('the cache is bounded', () => {
     for (let i = 0; i < REGEX_CACHE_SIZE + 50; i++) regexTest(`^p${i}$`, 'p1');
