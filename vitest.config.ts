@@ -1,8 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // The workspaces' tests run against their sources (the packaging tests read dist/).
+    alias: [
+      { find: /^@uplift\/sdk\/browser$/, replacement: fileURLToPath(new URL('./sdk/src/browser.ts', import.meta.url)) },
+      { find: /^@uplift\/sdk$/, replacement: fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+    ],
+  },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -12,6 +12,7 @@ import { createAuditLog } from './platform/audit.js';
 import { authPlugin } from './platform/auth.js';
 import { installBodyParsers } from './platform/body-parsers.js';
 import { createBus, type Bus } from './platform/bus.js';
+import { corsPlugin } from './platform/cors.js';
 import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
@@ -105,6 +106,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       resolveApiKey: services.apiKeys.resolve,
     });
     await app.register(authPlugin, { authenticator });
+    if (config.corsOrigins.length > 0) await app.register(corsPlugin, { origins: config.corsOrigins });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
     for (const module of modulesFor(config.deploymentProfile)) {

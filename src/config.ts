@@ -40,6 +40,10 @@ export interface Config {
    * then makes stored integration secrets unreadable.
    */
   integrationsEncryptionKey: Buffer | undefined;
+  /** SDK_STREAM_HEARTBEAT_SECONDS: heartbeat of GET /sdk/ruleset/stream (SDKs reconnect after 3 silent periods). */
+  sdkStreamHeartbeatSeconds: number;
+  /** CORS_ORIGINS: origins allowed to call the client-facing routes from a browser (`*`: any); empty: no CORS. */
+  corsOrigins: string[];
 }
 
 export interface SmtpConfig {
@@ -278,5 +282,27 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: 5 * 1024 * 1024,
     platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
+    sdkStreamHeartbeatSeconds: parseInteger(env, 'SDK_STREAM_HEARTBEAT_SECONDS', 15, 1, 60),
+    corsOrigins: parseCorsOrigins(env),
   };
+}
+
+/**
+ * CORS_ORIGINS: comma-separated origins (`https://app.example.com`, a port allowed, nothing after it) or `*`.
+ * Origins are compared as browsers send them, so each is kept in its serialised form (lower case, default port dropped).
+ */
+function parseCorsOrigins(env: Env): string[] {
+  const problem = 'CORS_ORIGINS must list origins (scheme://host[:port]) or *';
+  return parseList(env, 'CORS_ORIGINS').map((item) => {
+    if (item === '*') return item;
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new ConfigError(problem);
+    }
+    const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare) throw new ConfigError(problem);
+    return url.origin;
+  });
 }
