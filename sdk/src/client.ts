@@ -257,8 +257,8 @@ export class Uplift {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        resetIdle();
         parser.push(decoder.decode(value, { stream: true }));
+        resetIdle();
       }
     } catch (error) {
       // Our own abort (idle or close) ends the connection quietly; the caller reconnects or stops.
