@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const dist = new URL('../dist/', import.meta.url);
 const bootstrap = {
   bucketing: { name: 'murmur3_32', version: 1 },
-  flags: [{ id: 'f', key: 'on', status: 'active', is_active: true, rollout_percentage: 100, targeting_rules: null, default_value: false }],
+  flags: [{ id: 'f', key: 'on', status: 'active' as const, is_active: true, rollout_percentage: 100, targeting_rules: null, default_value: false }],
   segments: [],
 };
 
