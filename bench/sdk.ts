@@ -157,13 +157,16 @@ async function evaluationBench(): Promise<string> {
     console.log(`run ${i + 1}: isEnabled ${fmt(s.perSecond)}/s, allEnabled ${fmt(a.perSecond)}/s, minimal ${fmt(h.perSecond)}/s`);
   }
   await client.close();
-  const [sdkMedian, allMedian, handMedian] = [median(rows.map((r) => r.sdk)), median(rows.map((r) => r.all)), median(rows.map((r) => r.hand))];
+  // The machine is shared: each run's evaluators are measured back to back, so each run's ratio is the robust number.
+  const ratio = (pick: (r: (typeof rows)[number]) => number) => `${(median(rows.map((r) => pick(r) / r.hand)) * 100).toFixed(0)} %`;
+  const line = (label: string, pick: (r: (typeof rows)[number]) => number, share: string) =>
+    `| ${label} | ${fmt(median(rows.map(pick)))} | ${rows.map((r) => fmt(pick(r))).join(' / ')} | ${share} |`;
   return [
-    '| Evaluator | median evaluations/s | runs | share of the minimal evaluator |',
+    '| Evaluator | median evaluations/s | runs | median of the runs\' ratios to the minimal evaluator |',
     '|---|---|---|---|',
-    `| @uplift/sdk \`isEnabled\` (one flag per call) | ${fmt(sdkMedian)} | ${rows.map((r) => fmt(r.sdk)).join(' / ')} | ${((sdkMedian / handMedian) * 100).toFixed(0)} % |`,
-    `| @uplift/sdk \`allEnabled\` (50 flags per call) | ${fmt(allMedian)} | ${rows.map((r) => fmt(r.all)).join(' / ')} | ${((allMedian / handMedian) * 100).toFixed(0)} % |`,
-    `| hand-written minimal evaluator (reference) | ${fmt(handMedian)} | ${rows.map((r) => fmt(r.hand)).join(' / ')} | 100 % |`,
+    line('@uplift/sdk `isEnabled` (one flag per call)', (r) => r.sdk, ratio((r) => r.sdk)),
+    line('@uplift/sdk `allEnabled` (50 flags per call)', (r) => r.all, ratio((r) => r.all)),
+    line('hand-written minimal evaluator (reference)', (r) => r.hand, '100 %'),
     '',
     `${fmt(on)} of the ${fmt(EVALUATIONS)} evaluations of a run are on (both evaluators agree on every answer checked).`,
   ].join('\n');

@@ -4,9 +4,9 @@
  * the service; assignment and tracking go through the same routes as the server client. Use an API key without the
  * `sdk:ruleset` scope here, and add the page's origin to the service's CORS_ORIGINS.
  */
-import { backoffMs, Http, sleep, type FetchLike } from './http.js';
-import { Assigner, Tracker } from './tracker.js';
-import type { Assignment, Attributes, TrackOptions, UpliftEvent } from './types.js';
+import { ClientCore } from './core.js';
+import { backoffMs, sleep, type FetchLike } from './http.js';
+import type { Assignment, Attributes, TrackOptions } from './types.js';
 
 export interface UpliftBrowserOptions {
   /** The service's origin, e.g. `https://uplift.example.com`. */
@@ -23,22 +23,16 @@ export interface UpliftBrowserOptions {
   fetch?: FetchLike;
 }
 
-export class UpliftBrowser {
+export class UpliftBrowser extends ClientCore {
   private flags: Record<string, boolean>;
   private userId: string;
   private attributes: Attributes | undefined;
-  private readonly http: Http;
-  private readonly tracker: Tracker;
-  private readonly assigner: Assigner;
-  private readonly listeners = new Set<(event: UpliftEvent) => void>();
-  private readonly stop = new AbortController();
   private loaded: Promise<void>;
-  private readonly polling: Promise<void>;
   /** Answers of loads started before the latest identify() are dropped. */
   private generation = 0;
 
   constructor(options: UpliftBrowserOptions) {
-    this.http = new Http(options);
+    super(options);
     if (typeof options.userId !== 'string' || options.userId === '') throw new TypeError('userId is required');
     const updates = options.updates ?? 'poll';
     if (updates !== 'poll' && updates !== 'off') throw new TypeError('updates must be "poll" or "off"');
@@ -47,12 +41,10 @@ export class UpliftBrowser {
     this.userId = options.userId;
     this.attributes = options.attributes;
     this.flags = { ...options.bootstrap };
-    this.tracker = new Tracker(this.http, (error) => this.emit({ type: 'error', error }));
-    this.assigner = new Assigner(this.http);
     const first = this.load();
     first.catch((error: Error) => this.emit({ type: 'error', error }));
     this.loaded = options.bootstrap === undefined ? first : Promise.resolve();
-    this.polling = updates === 'poll' ? this.poll(pollSeconds * 1000) : Promise.resolve();
+    this.background = updates === 'poll' ? this.poll(pollSeconds * 1000) : Promise.resolve();
   }
 
   /** Resolves once this user's flags are loaded (at once when bootstrapped); rejects when the first load fails. */
@@ -82,30 +74,6 @@ export class UpliftBrowser {
 
   track(eventType: string, options?: TrackOptions): void {
     this.tracker.track(eventType, this.userId, options);
-  }
-
-  flush(): Promise<void> {
-    return this.tracker.flush();
-  }
-
-  subscribe(listener: (event: UpliftEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  async close(): Promise<void> {
-    this.stop.abort();
-    await Promise.all([this.tracker.close(), this.polling]);
-  }
-
-  private emit(event: UpliftEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's failure is the listener's.
-      }
-    }
   }
 
   private async load(): Promise<void> {

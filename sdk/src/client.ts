@@ -1,8 +1,8 @@
-import { Http, backoffMs, sleep, UpliftError, type FetchLike } from './http.js';
+import { ClientCore } from './core.js';
+import { backoffMs, sleep, UpliftError, type FetchLike } from './http.js';
 import { changedFlagKeys, compileRuleset, type CompiledRuleset } from './ruleset.js';
 import { SseParser, type SseEvent } from './sse.js';
-import { Assigner, Tracker } from './tracker.js';
-import type { Assignment, Attributes, FlagEvaluation, Ruleset, TrackOptions, UpliftEvent } from './types.js';
+import type { Assignment, Attributes, FlagEvaluation, Ruleset, TrackOptions } from './types.js';
 
 export interface UpliftOptions {
   /** The service's origin, e.g. `https://uplift.example.com` (the SDK adds `/api/v1/...`). */
@@ -40,26 +40,18 @@ const isFatal = (error: unknown) => error instanceof UpliftError && (error.statu
  * Evaluation is synchronous and never touches the network; when the service is unreachable the last good ruleset
  * keeps answering.
  */
-export class Uplift {
+export class Uplift extends ClientCore {
   private current: CompiledRuleset | undefined;
-  private readonly http: Http;
-  private readonly tracker: Tracker;
-  private readonly assigner: Assigner;
-  private readonly listeners = new Set<(event: UpliftEvent) => void>();
-  private readonly stop = new AbortController();
   private readonly readyPromise: Promise<void>;
   private resolveReady!: () => void;
   private rejectReady!: (error: Error) => void;
-  private readonly updating: Promise<void>;
 
-  constructor(private readonly options: UpliftOptions) {
-    this.http = new Http(options);
+  constructor(options: UpliftOptions) {
+    super(options);
     const updates = options.updates ?? 'stream';
     if (!['stream', 'poll', 'off'].includes(updates)) throw new TypeError('updates must be "stream", "poll" or "off"');
     const pollSeconds = options.pollSeconds ?? 30;
     if (!(pollSeconds >= 1)) throw new TypeError('pollSeconds must be at least 1');
-    this.tracker = new Tracker(this.http, (error) => this.emit({ type: 'error', error }));
-    this.assigner = new Assigner(this.http);
     this.readyPromise = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -67,7 +59,7 @@ export class Uplift {
     // Whoever never calls ready() must not see an unhandled rejection.
     this.readyPromise.catch(() => undefined);
     if (options.bootstrap !== undefined) this.apply(compileRuleset(options.bootstrap));
-    this.updating = updates === 'off' && options.bootstrap !== undefined ? Promise.resolve() : this.follow(updates, pollSeconds * 1000);
+    this.background = updates === 'off' && options.bootstrap !== undefined ? Promise.resolve() : this.follow(updates, pollSeconds * 1000);
   }
 
   /** Resolves once a ruleset is held (at once with bootstrap); rejects when the API key is refused. */
@@ -112,33 +104,6 @@ export class Uplift {
   /** Queues an event; it is sent in a batch shortly after (see Tracker). Never throws, never waits. */
   track(eventType: string, userId: string, options?: TrackOptions): void {
     this.tracker.track(eventType, userId, options);
-  }
-
-  /** Sends the queued events now. */
-  flush(): Promise<void> {
-    return this.tracker.flush();
-  }
-
-  /** Ruleset changes and background errors; returns the unsubscribe function. */
-  subscribe(listener: (event: UpliftEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** Stops updates and sends the queued events. Evaluation keeps answering from the last ruleset. */
-  async close(): Promise<void> {
-    this.stop.abort();
-    await Promise.all([this.tracker.close(), this.updating]);
-  }
-
-  private emit(event: UpliftEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener's failure is the listener's: updates go on.
-      }
-    }
   }
 
   private apply(next: CompiledRuleset): void {
