@@ -5,7 +5,7 @@ import type { Assignment, Attributes, TrackOptions } from './types.js';
 export const TRACK_BATCH_SIZE = 100;
 /** A partly filled batch is sent this long after its first event. */
 export const TRACK_FLUSH_MS = 2000;
-/** Events held while the service cannot take them; beyond this the oldest are dropped (and reported). */
+/** Events held while the service cannot take them; beyond this new events are dropped (and reported). */
 export const TRACK_MAX_QUEUED = 10_000;
 /** Tries per batch while closing: close() must end even when the service stays down. */
 export const TRACK_CLOSE_ATTEMPTS = 3;
@@ -49,11 +49,9 @@ export class Tracker {
     if (options.experimentKey !== undefined) event.experiment_key = options.experimentKey;
     if (options.value !== undefined) event.value = options.value;
     if (options.properties !== undefined) event.metadata = options.properties;
+    // The head of the queue may be in flight, so a full queue refuses the new event rather than dropping old ones.
+    if (this.queue.length >= TRACK_MAX_QUEUED) return this.onError(new Error(`tracking queue full (${TRACK_MAX_QUEUED} events): the event was dropped`));
     this.queue.push(event);
-    if (this.queue.length > TRACK_MAX_QUEUED) {
-      const dropped = this.queue.splice(0, this.queue.length - TRACK_MAX_QUEUED).length;
-      this.onError(new Error(`tracking queue full: dropped the ${dropped} oldest event(s)`));
-    }
     if (this.running) return;
     if (this.queue.length >= TRACK_BATCH_SIZE) void this.pump();
     else this.schedule();

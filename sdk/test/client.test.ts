@@ -311,3 +311,21 @@ describe('assignment', () => {
     expect((await c.assign('exp', 'u1')).assigned).toBe(true);
   });
 });
+
+describe('tracking queue limit', () => {
+  it('refuses events beyond 10,000 waiting, keeping the queued ones', async () => {
+    let up = false;
+    service.on('POST', '/tracking/batch', () => (up ? json(200, { errors: [] }) : json(503, { detail: 'down' })));
+    const c = client({ bootstrap: V1, updates: 'off' });
+    const seen = events(c);
+    for (let i = 0; i < 10_001; i++) c.track('e', `u${i}`);
+    expect(seen).toEqual([{ type: 'error', error: new Error('tracking queue full (10000 events): the event was dropped') }]);
+    up = true;
+    await vi.advanceTimersByTimeAsync(2000);
+    await c.flush();
+    const sent = service.sent.filter((r) => r.path === '/tracking/batch').slice(1).flatMap((r) => (r.body as { events: Array<{ user_id: string }> }).events);
+    expect(sent).toHaveLength(10_000);
+    expect(sent[0].user_id).toBe('u0');
+    expect(sent.at(-1)!.user_id).toBe('u9999');
+  });
+});

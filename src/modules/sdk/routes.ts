@@ -92,7 +92,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSe
       streams.delete(res);
       if (!res.writableEnded) res.end();
     };
-    req.raw.on('close', end);
+    res.on('close', end);
     const event = req.headers['last-event-id'] === sent
       ? `event: version\nid: ${sent}\ndata: ${meta(sent)}}\n\n`
       : `event: ruleset\nid: ${sent}\ndata: ${meta(sent)},"ruleset":${first.json}}\n\n`;
