@@ -168,6 +168,9 @@ async function evaluationBench(): Promise<string> {
     line('@uplift/sdk `allEnabled` (50 flags per call)', (r) => r.all, ratio((r) => r.all)),
     line('hand-written minimal evaluator (reference)', (r) => r.hand, '100 %'),
     '',
+    `At these ratios, the rate the issue measured for a minimal evaluator on this machine when quiet (18,000,000/s) gives ` +
+      `@uplift/sdk about ${fmt(18e6 * median(rows.map((r) => r.sdk / r.hand)))}/s one flag per call and ` +
+      `${fmt(18e6 * median(rows.map((r) => r.all / r.hand)))}/s through \`allEnabled\` (an estimate, not a measurement).`,
     `${fmt(on)} of the ${fmt(EVALUATIONS)} evaluations of a run are on (both evaluators agree on every answer checked).`,
   ].join('\n');
 }
