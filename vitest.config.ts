@@ -1,14 +1,26 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // The workspaces' tests run against their sources (the packaging tests read dist/).
+    alias: [
+      { find: /^@uplift\/sdk\/browser$/, replacement: fileURLToPath(new URL('./sdk/src/browser.ts', import.meta.url)) },
+      { find: /^@uplift\/sdk$/, replacement: fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+    ],
+  },
   test: {
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/summary-reporter.ts'],
-    // One run, one summary line: the API suite and the dashboard's component tests (web/vitest.config.ts).
+    // One run, one summary line: the API suite, the SDK workspaces' tests and the dashboard's component tests
+    // (web/vitest.config.ts).
     projects: [
-      { extends: true, test: { name: 'api', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'api', include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'] },
+      },
       'web/vitest.config.ts',
     ],
   },

@@ -13,6 +13,7 @@ import { dashboardFallback, loadDashboard, registerDashboard } from './platform/
 import { authPlugin } from './platform/auth.js';
 import { installBodyParsers } from './platform/body-parsers.js';
 import { createBus, type Bus } from './platform/bus.js';
+import { corsPlugin } from './platform/cors.js';
 import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
@@ -122,6 +123,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       queues: { events: () => services.events.queued, assignments: () => services.assignmentWriter.queued },
       pool: database.poolStats,
     });
+    if (config.corsOrigins.length > 0) await app.register(corsPlugin, { origins: config.corsOrigins });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
     for (const module of modulesFor(config.deploymentProfile)) {

@@ -53,6 +53,10 @@ export interface Config {
   tracing: { endpoint: string; serviceName: string } | undefined;
   /** WEB_DIST_DIR: the built dashboard served at `/` (relative to the working directory); missing means API only. */
   webDistDir: string;
+  /** SDK_STREAM_HEARTBEAT_SECONDS: heartbeat of GET /sdk/ruleset/stream (SDKs reconnect after 3 silent periods). */
+  sdkStreamHeartbeatSeconds: number;
+  /** CORS_ORIGINS: origins allowed to call the client-facing routes from a browser (`*`: any); empty: no CORS. */
+  corsOrigins: string[];
 }
 
 export interface IdpConfig {
@@ -367,5 +371,27 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: env.METRICS_TOKEN?.trim() || undefined,
     tracing: parseTracing(env),
     webDistDir: env.WEB_DIST_DIR?.trim() || 'web/dist',
+    sdkStreamHeartbeatSeconds: parseInteger(env, 'SDK_STREAM_HEARTBEAT_SECONDS', 15, 1, 60),
+    corsOrigins: parseCorsOrigins(env),
   };
+}
+
+/**
+ * CORS_ORIGINS: comma-separated origins (`https://app.example.com`, a port allowed, nothing after it) or `*`.
+ * Origins are compared as browsers send them, so each is kept in its serialised form (lower case, default port dropped).
+ */
+function parseCorsOrigins(env: Env): string[] {
+  const problem = 'CORS_ORIGINS must list origins (scheme://host[:port]) or *';
+  return parseList(env, 'CORS_ORIGINS').map((item) => {
+    if (item === '*') return item;
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new ConfigError(problem);
+    }
+    const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare) throw new ConfigError(problem);
+    return url.origin;
+  });
 }

@@ -114,7 +114,7 @@ export function createServices(deps: PlatformDeps) {
     storedContexts: (limit) => tracking.sampleContexts(limit),
   });
   const flags = createFlagsService({ db, audit, clock, bus, segments, detachEvents: (flagId) => tracking.detachFlag(flagId) });
-  const sdk = createSdkService({ snapshot: flags.snapshot });
+  const sdk = createSdkService({ snapshot: flags.snapshot, bus });
   // Experiments and mutual exclusion groups name each other (membership, assignment): the closure reads it when called.
   const experiments = createExperimentsService({
     db,

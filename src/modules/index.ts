@@ -99,7 +99,8 @@ export const MODULES: ModuleEntry[] = [
   {
     name: 'sdk',
     profiles: EVERY_PROFILE,
-    register: (app, { services }) => app.register(sdkRoutes, { prefix: '/api/v1/sdk', sdk: services.sdk }),
+    register: (app, { services, config }) =>
+      app.register(sdkRoutes, { prefix: '/api/v1/sdk', sdk: services.sdk, heartbeatSeconds: config.sdkStreamHeartbeatSeconds }),
   },
   {
     name: 'rbac',

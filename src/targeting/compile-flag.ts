@@ -77,6 +77,16 @@ interface FlagProgram {
   enabled(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): boolean;
 }
 
+/**
+ * The unit of the last user evaluated: a user checked against many flags one call at a time (an SDK's `isEnabled`)
+ * has the id encoded once, not once per flag. A unit is a pure function of its id, so reuse is safe.
+ */
+let lastUnit = new BucketUnit('');
+function unitOf(userId: string): BucketUnit {
+  const id = String(userId);
+  return lastUnit.id === id ? lastUnit : (lastUnit = new BucketUnit(id));
+}
+
 /** Each call in an evaluation scope of its own (what shared conditions remember lives as long as the scope). */
 function evaluatorOf(program: FlagProgram): FlagEvaluator {
   return {
@@ -84,7 +94,7 @@ function evaluatorOf(program: FlagProgram): FlagEvaluator {
       const outer = openScope();
       try {
         const ctx = asCtx(context);
-        return program.evaluate(new BucketUnit(String(userId)), ctx, implicitUserId(userId, ctx), env);
+        return program.evaluate(unitOf(userId), ctx, implicitUserId(userId, ctx), env);
       } finally {
         closeScope(outer);
       }
@@ -93,7 +103,7 @@ function evaluatorOf(program: FlagProgram): FlagEvaluator {
       const outer = openScope();
       try {
         const ctx = asCtx(context);
-        return program.explain(new BucketUnit(String(userId)), ctx, implicitUserId(userId, ctx), env);
+        return program.explain(unitOf(userId), ctx, implicitUserId(userId, ctx), env);
       } finally {
         closeScope(outer);
       }
@@ -132,7 +142,7 @@ function runAll<T>(
   try {
     const ctx = asCtx(context);
     const uid = implicitUserId(userId, ctx);
-    const user = new BucketUnit(String(userId));
+    const user = unitOf(userId);
     const results = new Array<T>(programs.length);
     for (let i = 0; i < programs.length; i++) results[i] = run(programs[i], user, ctx, uid, env);
     return results;

@@ -32,3 +32,9 @@ export const SdkRuleset = Type.Object({
     },
   ),
 });
+
+export const SdkStreamHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({ maxLength: 128, description: 'The version the client holds (sent by EventSource on reconnect): no ruleset is resent when it is current' }),
+  ),
+});

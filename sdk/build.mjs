@@ -1,0 +1,27 @@
+// Builds @uplift/sdk: ESM and CJS bundles (the pure src/targeting code and re2js bundled in, so the package has no
+// runtime dependencies) and type declarations.
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { build } from 'esbuild';
+
+const here = new URL('.', import.meta.url).pathname;
+rmSync(`${here}dist`, { recursive: true, force: true });
+const entries = { index: `${here}src/index.ts`, browser: `${here}src/browser.ts` };
+for (const format of ['esm', 'cjs']) {
+  await build({
+    entryPoints: entries,
+    outdir: `${here}dist`,
+    outExtension: { '.js': format === 'esm' ? '.js' : '.cjs' },
+    bundle: true,
+    format,
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    target: 'es2020',
+    sourcemap: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+}
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+execFileSync(process.execPath, [tsc, '-p', `${here}tsconfig.json`], { stdio: 'inherit' });
