@@ -5,9 +5,9 @@ import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Unprocessable } from '../../platform/errors.js';
 import { thompsonWeights } from '../../stats/index.js';
-import type { AssignableExperiment } from '../experiments/service.js';
+import type { AssignableExperiment } from '../experiments/read-model.js';
 import type { ExperimentView } from '../experiments/schemas.js';
-import type { VariantMetricStats } from '../tracking/store.js';
+import type { VariantMetricStats } from '../tracking/data.js';
 import { ENGINE_VERSION, type BanditView, type WeightsBody } from './schemas.js';
 import * as store from './store.js';
 
@@ -31,7 +31,8 @@ export function createBanditService(deps: {
   bus: Bus;
   audit: AuditLog;
   experiments: { get(id: string): Promise<ExperimentView> };
-  metricStats(experimentId: string, eventName: string): Promise<VariantMetricStats[]>;
+  /** Tracking's per-variant counts of a metric event (its data read model). */
+  tracking: { variantMetricStats(experimentId: string, eventName: string): Promise<VariantMetricStats[]> };
 }) {
   const { db } = deps;
   const cache = new Map<string, Record<string, number>>();
@@ -52,7 +53,7 @@ export function createBanditService(deps: {
     const state = await store.findBanditState(db, e.id);
     const weights = state?.weights ?? initialWeights(e.variants.map((v) => ({ id: v.id, trafficAllocation: v.traffic_allocation })));
     const metric = primaryMetric(e);
-    const stats = metric ? await deps.metricStats(e.id, metric.event_name) : [];
+    const stats = metric ? await deps.tracking.variantMetricStats(e.id, metric.event_name) : [];
     const byVariant = new Map(stats.map((s) => [s.variantId, s]));
     return {
       experiment_id: e.id,
@@ -103,7 +104,7 @@ export function createBanditService(deps: {
       const e = await banditExperiment(id);
       const metric = primaryMetric(e);
       if (!metric) throw new BadRequest(NO_PRIMARY_METRIC);
-      const stats = new Map((await deps.metricStats(e.id, metric.event_name)).map((s) => [s.variantId, s]));
+      const stats = new Map((await deps.tracking.variantMetricStats(e.id, metric.event_name)).map((s) => [s.variantId, s]));
       const arms = e.variants.map((v) => ({ successes: stats.get(v.id)?.converters ?? 0, trials: stats.get(v.id)?.users ?? 0 }));
       const computed = thompsonWeights(arms, { draws: DRAWS, seed: 1, floor: explorationFloor(arms.length) }) ?? arms.map(() => 1 / arms.length);
       await save(actor, e, Object.fromEntries(e.variants.map((v, i) => [v.id, computed[i]])), 'thompson');
