@@ -65,8 +65,8 @@ export interface PlatformDeps {
 
 /**
  * The composition root of the domain, and nothing else: each module is constructed once, in dependency order, and
- * given exactly the narrow interfaces it declares. Read models need only the database, so they come first; a module
- * that two others need in a loop is reached through one of them (see docs/architecture.md, "Composition order").
+ * given exactly the narrow interfaces it declares. Read models need only the database, so they come first, and
+ * modules that would name each other are given each other's read models (docs/architecture.md, "Composition order").
  * A new module adds its construction where its dependencies exist, and its name to the returned object.
  */
 export function createServices(deps: PlatformDeps) {
