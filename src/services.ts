@@ -137,7 +137,7 @@ export function createServices(deps: PlatformDeps) {
   // Assignment and events.
   const events = createEventWriter(db);
   const assignmentWriter = createAssignmentWriter(db);
-  const bandit = createBanditService({ db, clock, bus, audit, experiments, tracking: trackingData });
+  const bandit = createBanditService({ db, clock, bus, audit, experiments: experimentsReadModel, tracking: trackingData });
   const tracking = createTrackingService({
     db, clock, bus, events, assignments: assignmentWriter, experiments: experimentsReadModel, flags, holdout, segments, bandit,
   });
