@@ -8,9 +8,9 @@ import type { TokenService } from './platform/tokens.js';
 import type { Redis } from './platform/redis.js';
 import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
-import { createUsersService } from './modules/users/service.js';
-import { createIdpAccountsService } from './modules/users/idp-accounts.js';
 import { createIdpAuthService } from './modules/auth/idp/service.js';
+import { createIdpAccountsService } from './modules/users/idp-accounts.js';
+import { createUsersService } from './modules/users/service.js';
 import { createSegmentsService } from './modules/segments/service.js';
 import { createFlagsService } from './modules/feature-flags/service.js';
 import { createSdkService } from './modules/sdk/service.js';
@@ -22,23 +22,23 @@ import { createExportService } from './modules/export/service.js';
 import pino from 'pino';
 import { createScheduler } from './platform/scheduler.js';
 import { createExperimentsService } from './modules/experiments/service.js';
+import { createExperimentsReadModel } from './modules/experiments/read-model.js';
+import { createFlagsReadModel } from './modules/feature-flags/read-model.js';
+import { createMutualExclusionReadModel } from './modules/mutual-exclusion/read-model.js';
 import { createMutualExclusionService } from './modules/mutual-exclusion/service.js';
 import { createHoldoutService } from './modules/holdout/service.js';
 import { createWizardService } from './modules/wizard/service.js';
 import { createSchedulerHealthService } from './modules/scheduler/service.js';
 import { createTrackingService } from './modules/tracking/service.js';
-import { normaliseSplitUrlConfig } from './modules/split-url/config.js';
+import { splitUrlConfigs } from './modules/split-url/config.js';
 import { createAssignmentWriter, createEventWriter } from './modules/tracking/writer.js';
-import { ensureEventPartitions } from './modules/tracking/partitions.js';
-import { variantMetricStats } from './modules/tracking/store.js';
+import { createTrackingData } from './modules/tracking/data.js';
 import { createCountersService } from './modules/counters/service.js';
 import { postgresCounterStore, redisCounterStore } from './modules/counters/store.js';
 import { createBanditService } from './modules/bandit/service.js';
 import { createResultsService } from './modules/results/service.js';
 import { createInteractionsService } from './modules/interactions/service.js';
 import { createPowerService } from './modules/power/service.js';
-import { assignedUsersPerExperiment, assignmentOverlaps } from './modules/tracking/store.js';
-import { compileSegment } from './modules/segments/service.js';
 import { createAuditLogsService } from './modules/audit-logs/service.js';
 import { createComplianceService } from './modules/compliance/service.js';
 import { createNotificationsService } from './modules/notifications/service.js';
@@ -65,10 +65,18 @@ export interface PlatformDeps {
   redis: Redis | undefined;
 }
 
-/** The composition root of the domain: each service gets exactly the collaborators it needs. */
+/**
+ * The composition root of the domain, and nothing else: each module is constructed once, in dependency order, and
+ * given exactly the narrow interfaces it declares. Read models need only the database, so they come first, and
+ * modules that would name each other are given each other's read models (docs/architecture.md, "Composition order").
+ * A new module adds its construction where its dependencies exist, and its name to the returned object.
+ */
 export function createServices(deps: PlatformDeps) {
   const { config, clock, bus, audit } = deps;
   const db = deps.database.db;
+  const platform = config.platform;
+
+  // Accounts and access.
   const users = createUsersService({
     db,
     audit,
@@ -77,7 +85,7 @@ export function createServices(deps: PlatformDeps) {
     bcryptRounds: config.bcryptRounds,
     rolesSyncedFromIdp: config.authProvider !== 'local' && config.syncRolesOnLogin,
   });
-  const apiKeys = createApiKeysService({ db, audit, clock, bus });
+  const apiKeys = createApiKeysService({ db, audit, clock, bus, users });
   const auth = createAuthService({
     db,
     clock,
@@ -103,107 +111,7 @@ export function createServices(deps: PlatformDeps) {
     clock,
     secrets: createSecretBox(integrationsKey(config.integrationsEncryptionKey, config.secretKey)),
   });
-  // Segments, flags and experiments name each other (in-use checks, rule validation): the closures read them when called.
-  const segments = createSegmentsService({
-    db,
-    audit,
-    clock,
-    bus,
-    flagsUsingSegment: (segmentId, tx) => flags.flagsUsingSegment(segmentId, tx),
-    experimentsUsingSegment: (segmentId) => experiments.experimentsUsingSegment(segmentId),
-    storedContexts: (limit) => tracking.sampleContexts(limit),
-  });
-  const flags = createFlagsService({ db, audit, clock, bus, segments, detachEvents: (flagId) => tracking.detachFlag(flagId) });
-  const sdk = createSdkService({ snapshot: flags.snapshot, bus });
-  // Experiments and mutual exclusion groups name each other (membership, assignment): the closure reads it when called.
-  const experiments = createExperimentsService({
-    db,
-    audit,
-    clock,
-    bus,
-    cache: config.cacheEnabled ? deps.cache : undefined,
-    segments,
-    users,
-    exclusionGroupOf: (experimentId) => mutualExclusion.activeGroupOf(experimentId),
-    splitUrl: config.deploymentProfile === 'full' ? { normalise: (value, loc) => ({ ...normaliseSplitUrlConfig(value, loc) }) } : undefined,
-    // Notifications are created further down; the closure reads them when a start or completion happens.
-    announce: (kind, payload) => void notifications.notify(kind, payload),
-  });
-  const mutualExclusion = createMutualExclusionService({ db, audit, clock, bus, experiments });
-  const holdout = createHoldoutService({ db, audit, clock, bus, usersSeenSince: (since, limit) => tracking.usersSeenSince(since, limit) });
-  const wizard = createWizardService({ db, audit, clock, experiments });
-  const scheduler = createScheduler({
-    database: deps.database,
-    clock,
-    bus,
-    log: pino({ level: config.logLevel, name: 'scheduler' }),
-  });
-  scheduler.register('experiment-auto-start', 60, (now) => experiments.startScheduled(now));
-  scheduler.register('experiment-auto-complete', 60, (now) => experiments.completeEnded(now));
-  const events = createEventWriter(db);
-  const assignmentWriter = createAssignmentWriter(db);
-  const bandit = createBanditService({
-    db, clock, bus, audit, experiments,
-    metricStats: (experimentId, eventName) => variantMetricStats(db, experimentId, eventName),
-  });
-  const tracking = createTrackingService({
-    db, clock, bus, events, assignments: assignmentWriter,
-    experiments,
-    flags: {
-      idByKey: async (key) => (await flags.snapshot()).byKey.get(key)?.row.id,
-      exists: async (id) => (await flags.snapshot()).flags.some((f) => f.row.id === id),
-    },
-    activeHoldout: () => holdout.active(),
-    targetingEnv: async (segmentIds, userId) => {
-      if (segmentIds.length === 0) return {};
-      const definitions = await segments.definitions(segmentIds);
-      const idLists = definitions.filter((d) => d.kind === 'id_list').map((d) => d.id);
-      const memberships = idLists.length ? await segments.memberOf(userId, idLists) : new Set<string>();
-      const compiled = new Map(definitions.map((d) => [d.id, compileSegment(d, (id, subject) => subject === userId && memberships.has(id))]));
-      return { segments: (id: string) => compiled.get(id) };
-    },
-    banditWeights: (experiment) => bandit.weightsFor(experiment),
-  });
-  const counters = createCountersService({
-    db, audit,
-    store: deps.redis ? redisCounterStore(deps.redis) : postgresCounterStore(db),
-    experimentExists: async (id) => (await experiments.summaries([id])).length > 0,
-  });
-  const results = createResultsService({
-    db, clock, bus, cache: deps.cache, cacheEnabled: config.cacheEnabled, experiments,
-    announceSrm: (payload) => void notifications.notify('srm_detected', payload),
-  });
-  scheduler.register('results-rollup', 60, () => results.refreshActive());
-  const interactions = createInteractionsService({
-    clock, experiments, results,
-    overlaps: (ids) => assignmentOverlaps(db, ids),
-    assignedUsers: (ids) => assignedUsersPerExperiment(db, ids),
-  });
-  const power = createPowerService();
-  const rolloutSchedules = createRolloutSchedulesService({
-    db, audit, clock, flags,
-    guardrailCounts: (windows) => tracking.guardrailCounts(windows),
-    announce: (notice) => void notifications.notify('rollout_guardrail_decision', notice),
-  });
-  const errorReports = createErrorReportsService({ db, clock, flagIdByKey: async (key) => (await flags.snapshot()).byKey.get(key)?.row.id });
-  const safety = createSafetyService({
-    db, audit, clock, flags, schedules: rolloutSchedules, errorReports,
-    announce: (payload) => void notifications.notify('flag_rolled_back', payload),
-  });
-  const metrics = createMetricsService({
-    clock, errorReports, safety,
-    flagKeys: async () => new Map((await flags.snapshot()).flags.map((f) => [f.row.id, f.row.key])),
-  });
-  // Rollback first: a flag rolled back in this tick has its schedule paused before stages are applied.
-  scheduler.register('safety-auto-rollback', 60, (now) => safety.runAutoRollback(now));
-  // Guardrails next: a schedule whose guardrail degraded is rolled back and paused before its next stage is due.
-  scheduler.register('rollout-guardrails', 60, (now) => rolloutSchedules.runGuardrails(now));
-  scheduler.register('rollout-stages', 60, (now) => rolloutSchedules.runDue(now));
-  scheduler.register('event-partitions', 3_600, (now) => ensureEventPartitions(db, now).then(() => undefined));
-  const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
-  const platform = config.platform;
   const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey });
-  const compliance = createComplianceService({ auditLogs, clock, signingKey: platform.complianceHmacKey });
   const notificationLog = pino({ level: config.logLevel, name: 'notifications' });
   const notifications = createNotificationsService({
     db, audit, clock, users,
@@ -212,15 +120,101 @@ export function createServices(deps: PlatformDeps) {
     retry: platform.notificationRetry,
     onError: (error) => notificationLog.error({ err: error }, 'notification delivery failed'),
   });
+
+  // Read models: the database only, so the services below that name each other can all be given them.
+  const trackingData = createTrackingData(db);
+  const flagsReadModel = createFlagsReadModel(db);
+  const exclusionGroups = createMutualExclusionReadModel(db);
+  const experimentsReadModel = createExperimentsReadModel({ db, exclusionGroups });
+
+  // Targeting: segments, flags, experiments and what manages them.
+  const segments = createSegmentsService({ db, audit, clock, bus, flags: flagsReadModel, experiments: experimentsReadModel, tracking: trackingData });
+  const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs });
+  const sdk = createSdkService({ snapshot: flags.snapshot, bus });
+  const experiments = createExperimentsService({
+    db,
+    audit,
+    clock,
+    bus,
+    cache: config.cacheEnabled ? deps.cache : undefined,
+    segments,
+    users,
+    splitUrl: config.deploymentProfile === 'full' ? splitUrlConfigs : undefined,
+    notifications,
+  });
+  const mutualExclusion = createMutualExclusionService({ db, audit, clock, bus, experiments: experimentsReadModel });
+  const holdout = createHoldoutService({ db, audit, clock, bus, tracking: trackingData });
+  const wizard = createWizardService({ db, audit, clock, experiments });
+
+  // Assignment and events.
+  const events = createEventWriter(db);
+  const assignmentWriter = createAssignmentWriter(db);
+  const bandit = createBanditService({ db, clock, bus, audit, experiments: experimentsReadModel, tracking: trackingData });
+  const tracking = createTrackingService({
+    db, clock, bus, events, assignments: assignmentWriter, experiments: experimentsReadModel, flags, holdout, segments, bandit,
+  });
+  const counters = createCountersService({
+    db, audit,
+    store: deps.redis ? redisCounterStore(deps.redis) : postgresCounterStore(db),
+    experiments: experimentsReadModel,
+  });
+
+  // Statistics.
+  const results = createResultsService({
+    db, clock, bus, cache: deps.cache, cacheEnabled: config.cacheEnabled, experiments,
+    announceSrm: (payload) => void notifications.notify('srm_detected', payload),
+  });
+  const interactions = createInteractionsService({ clock, experiments, results, tracking: trackingData });
+  const power = createPowerService();
+
+  // Rollout and safety.
+  const rolloutSchedules = createRolloutSchedulesService({
+    db, audit, clock, flags,
+    guardrailCounts: trackingData.guardrailCounts,
+    announce: (notice) => void notifications.notify('rollout_guardrail_decision', notice),
+  });
+  const errorReports = createErrorReportsService({ db, clock, flags });
+  const safety = createSafetyService({ db, audit, clock, flags, schedules: rolloutSchedules, errorReports, notifications });
+  const metrics = createMetricsService({ clock, errorReports, safety, flags });
+
+  // Platform management and optional modules.
+  const compliance = createComplianceService({ auditLogs, clock, signingKey: platform.complianceHmacKey });
   const llm = platform.llm && createLlmClient(platform.llm);
-  const ai = createAiService({ llm, experiment: (id) => experiments.get(id), results: (id) => results.results(id) });
-  const llmExperiments = createLlmExperimentsService({ db, audit, clock, llm, experiment: (id) => experiments.get(id) });
+  const ai = createAiService({ llm, experiment: experiments.get, results: results.results });
+  const llmExperiments = createLlmExperimentsService({ db, audit, clock, llm, experiment: experiments.get });
   const workspaces = createWorkspacesService({ db, users });
   const etl = createEtlService({ db, audit, config: platform.etl, glue: createGlueClient(platform.etl) });
   const splitUrl = createSplitUrlService({ experiments });
-  // The results engine is not wired yet: until it is, every export result column is empty (issue 8).
-  const dataExport = createExportService({ clock, results: { resultsFor: (id) => results.exportResults(id) }, experiments, flags, tracking });
-  return { users, apiKeys, auth, idpAuth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
+  const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, tracking: trackingData });
+
+  // Background jobs, in the order a tick runs them.
+  const scheduler = createScheduler({
+    database: deps.database,
+    clock,
+    bus,
+    log: pino({ level: config.logLevel, name: 'scheduler' }),
+  });
+  scheduler.register('experiment-auto-start', 60, experiments.startScheduled);
+  scheduler.register('experiment-auto-complete', 60, experiments.completeEnded);
+  scheduler.register('results-rollup', 60, () => results.refreshActive());
+  // Rollback first: a flag rolled back in this tick has its schedule paused before stages are applied.
+  scheduler.register('safety-auto-rollback', 60, safety.runAutoRollback);
+  // Guardrails next: a schedule whose guardrail degraded is rolled back and paused before its next stage is due.
+  scheduler.register('rollout-guardrails', 60, rolloutSchedules.runGuardrails);
+  scheduler.register('rollout-stages', 60, rolloutSchedules.runDue);
+  scheduler.register('event-partitions', 3_600, trackingData.ensurePartitions);
+  const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
+
+  return {
+    users, apiKeys, auth, idpAuth, rbac, integrations, notifications,
+    trackingData, flagsReadModel, exclusionGroups, experimentsReadModel,
+    segments, flags, sdk, experiments, mutualExclusion, holdout, wizard,
+    events, assignmentWriter, bandit, tracking, counters,
+    results, interactions, power,
+    rolloutSchedules, errorReports, safety, metrics,
+    auditLogs, compliance, ai, llmExperiments, workspaces, etl, splitUrl, dataExport,
+    scheduler, schedulerHealth,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createBatchWriter, QUEUE_FULL } from './batch-writer.js';
 
-function recorder(delayMs = 0, failWhen?: (rows: number[]) => boolean) {
+/** A flush that stays in flight until the writes made in the same turn have queued (the writer starts it at once). */
+function recorder(failWhen?: (rows: number[]) => boolean) {
   const batches: number[][] = [];
   return {
     batches,
     flush: async (rows: number[]) => {
-      await new Promise((r) => setTimeout(r, delayMs));
+      await Promise.resolve();
       if (failWhen?.(rows)) throw new Error('write failed');
       batches.push([...rows]);
     },
@@ -16,7 +17,7 @@ function recorder(delayMs = 0, failWhen?: (rows: number[]) => boolean) {
 
 describe('batch writer (group commit)', () => {
   it('writes at once when idle and gathers writes arriving meanwhile into one statement', async () => {
-    const rec = recorder(5);
+    const rec = recorder();
     const writer = createBatchWriter({ name: 't', maxBatchRows: 100, maxQueuedRows: 1000, concurrency: 1, flush: rec.flush });
     const acks: number[] = [];
     await Promise.all([1, 2, 3, 4].map((i) => writer.write([i]).then(() => acks.push(i))));
@@ -25,7 +26,7 @@ describe('batch writer (group commit)', () => {
   });
 
   it('writes at once when a full batch is waiting, never splitting a request', async () => {
-    const rec = recorder(1);
+    const rec = recorder();
     const writer = createBatchWriter({ name: 't', maxBatchRows: 3, maxQueuedRows: 100, concurrency: 1, flush: rec.flush });
     await Promise.all([writer.write([1, 2]), writer.write([3, 4]), writer.write([5])]);
     expect(rec.batches.flat().sort()).toEqual([1, 2, 3, 4, 5]);
@@ -33,7 +34,7 @@ describe('batch writer (group commit)', () => {
   });
 
   it('rejects only the requests of a failed statement', async () => {
-    const rec = recorder(1, (rows) => rows.includes(13));
+    const rec = recorder((rows) => rows.includes(13));
     const writer = createBatchWriter({ name: 't', maxBatchRows: 2, maxQueuedRows: 100, concurrency: 1, flush: rec.flush });
     const results = await Promise.allSettled([writer.write([1, 2]), writer.write([13]), writer.write([3])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -41,10 +42,10 @@ describe('batch writer (group commit)', () => {
   });
 
   it('refuses writes beyond the queue bound with 503 and Retry-After, dropping nothing it accepted', async () => {
-    const rec = recorder(20);
+    const rec = recorder();
     const writer = createBatchWriter({ name: 't', maxBatchRows: 2, maxQueuedRows: 4, concurrency: 1, flush: rec.flush });
+    // [1, 2] is being written at once, [3, 4] waits; the queue holds 4 rows.
     const accepted = [writer.write([1, 2]), writer.write([3, 4])];
-    await new Promise((r) => setTimeout(r, 2));
     const more = [writer.write([5, 6]), writer.write([7, 8]), writer.write([9, 10])];
     const settled = await Promise.allSettled([...accepted, ...more]);
     const refused = settled.filter((s) => s.status === 'rejected') as PromiseRejectedResult[];
@@ -57,7 +58,7 @@ describe('batch writer (group commit)', () => {
   });
 
   it('drain writes everything queued', async () => {
-    const rec = recorder(1);
+    const rec = recorder();
     const writer = createBatchWriter({ name: 't', maxBatchRows: 1000, maxQueuedRows: 10_000, concurrency: 2, flush: rec.flush });
     const pending = Array.from({ length: 50 }, (_, i) => writer.write([i]));
     await writer.drain();
@@ -69,7 +70,7 @@ describe('batch writer (group commit)', () => {
   it('property: every accepted row is written exactly once, whatever the batch sizes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 10 }), async (sizes, batch) => {
-        const rec = recorder(0);
+        const rec = recorder();
         const writer = createBatchWriter({ name: 'p', maxBatchRows: batch, maxQueuedRows: 10_000, concurrency: 2, flush: rec.flush });
         let next = 0;
         const requests = sizes.map((n) => Array.from({ length: n }, () => next++));

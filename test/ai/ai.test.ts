@@ -8,7 +8,7 @@ import { experiment } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
 
-type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang' | 'judge';
+type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang';
 let mode: Mode = 'design';
 let llm: Awaited<ReturnType<typeof startHttpServer>>;
 let t: TestApp;
@@ -19,18 +19,7 @@ let viewer: TestUser;
 
 const reply = (content: string) => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content } }] } });
 
-/** A judge that scores by the answer: good 0.9, bad 0.2, vary-N N/10, `noscore` no JSON score, `fail` a 500. */
-function judge(request: ReceivedRequest) {
-  const { answer } = JSON.parse(JSON.parse(request.body).messages[1].content) as { answer: string };
-  if (answer.startsWith('fail')) return { status: 500, body: { error: 'overloaded' } };
-  if (answer.startsWith('noscore')) return reply('I would rather not give a number.');
-  if (answer.startsWith('vary-')) return reply(`{"score": ${Number(answer.slice(5)) / 10}, "reasoning": "ok"}`);
-  if (answer.startsWith('outofrange')) return reply('{"score": 7}');
-  return reply(`Here you go: \`\`\`json\n{"score": ${answer.startsWith('good') ? 0.9 : 0.2}, "reasoning": "fine"}\n\`\`\``);
-}
-
 function respond(request: ReceivedRequest) {
-  if (mode === 'judge') return judge(request);
   if (mode === 'error') return { status: 500, body: { error: 'down' } };
   if (mode === 'hang') return 'hang' as const;
   if (mode === 'garbage') return reply('{"name": 42}');

@@ -15,9 +15,9 @@ import {
   END_DATE_PASSED,
   EXPERIMENT_NOT_FOUND,
   KEY_TAKEN,
-  SEGMENT_NOT_USABLE,
   SPLIT_URL_NOT_AVAILABLE,
 } from '../../src/modules/experiments/service.js';
+import { SEGMENT_NOT_USABLE } from '../../src/modules/segments/service.js';
 import { statusChangeRefused, transitionRefused, TRANSITIONS, type Transition } from '../../src/modules/experiments/lifecycle.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
@@ -272,7 +272,7 @@ describe('create', () => {
     const done = await create(dev, { targeting_rules: naming });
     await call('POST', `${BASE}/${done.id}/archive`, dev);
     await create(dev, { targeting_rules: mentioning });
-    expect(await t.services.experiments.experimentsUsingSegment(segment.id)).toEqual([
+    expect(await t.services.experimentsReadModel.experimentsUsingSegment(segment.id)).toEqual([
       { id: live.id, key: live.key, name: live.name, status: 'draft' },
     ]);
   });

@@ -274,8 +274,8 @@ describe('reports', () => {
         [treatment.id]: { sampleSize: 100, conversions: 20, mean: 0.2, pValue: 0.03, isSignificant: true, relativeImprovementPct: 100 },
       },
     };
-    const { experiments, flags, tracking } = t.services;
-    const exporter = createExportService({ clock: t.main.clock, results: { resultsFor: async (id) => (id === exp.id ? results : null) }, experiments, flags, tracking });
+    const { experimentsReadModel: experiments, flags, trackingData: tracking } = t.services;
+    const exporter = createExportService({ clock: t.main.clock, results: { exportResults: async (id) => (id === exp.id ? results : null) }, experiments, flags, tracking });
     let text = '';
     for await (const chunk of (await exporter.experimentReport(exp.id, 'csv')).body) text += chunk;
     expect(records(text)).toEqual([

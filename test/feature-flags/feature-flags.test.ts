@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARCHIVED_CANNOT_TURN_ON, FLAG_KEY_TAKEN, FLAG_NOT_FOUND, SEGMENT_NOT_USABLE } from '../../src/modules/feature-flags/service.js';
+import { ARCHIVED_CANNOT_TURN_ON, FLAG_KEY_TAKEN, FLAG_NOT_FOUND } from '../../src/modules/feature-flags/service.js';
+import { SEGMENT_NOT_USABLE } from '../../src/modules/segments/service.js';
 import { RULE_MESSAGES } from '../../src/targeting/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 

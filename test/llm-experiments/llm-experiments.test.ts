@@ -5,8 +5,6 @@ import { experiment } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
 
-type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang' | 'judge';
-let mode: Mode = 'design';
 let llm: Awaited<ReturnType<typeof startHttpServer>>;
 let t: TestApp;
 /** The same database without a language model configured. */
@@ -26,28 +24,9 @@ function judge(request: ReceivedRequest) {
   return reply(`Here you go: \`\`\`json\n{"score": ${answer.startsWith('good') ? 0.9 : 0.2}, "reasoning": "fine"}\n\`\`\``);
 }
 
-function respond(request: ReceivedRequest) {
-  if (mode === 'judge') return judge(request);
-  if (mode === 'error') return { status: 500, body: { error: 'down' } };
-  if (mode === 'hang') return 'hang' as const;
-  if (mode === 'garbage') return reply('{"name": 42}');
-  if (mode === 'interpret') return reply('{"summary": "Too early to call.", "key_findings": ["No users yet."], "next_steps": ["Wait."]}');
-  return reply(
-    JSON.stringify({
-      name: 'One-page checkout',
-      hypothesis: 'If checkout fits on one page, more buyers finish, because nothing hides the next step.',
-      description: 'Collapse checkout into a single page.',
-      variants: [
-        { name: 'current_checkout', description: 'Today' },
-        { name: 'one_page', description: 'Single page' },
-      ],
-      rationale: ['Checkout drop-off is the largest leak.'],
-    }),
-  );
-}
-
 beforeAll(async () => {
-  llm = await startHttpServer(respond);
+  // This file's language model only judges.
+  llm = await startHttpServer(judge);
   t = await testApp({ env: { LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test', LLM_MODEL: 'judge-model', LLM_TIMEOUT_SECONDS: '1' } });
   plain = await t.spawn();
   [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
@@ -90,7 +69,6 @@ describe('LLM experiments', () => {
   });
 
   it('judges outputs, storing no score for failed calls and replies without a score', async () => {
-    mode = 'judge';
     const exp = await experiment(t, developer);
     await outputs(exp.id, developer, [
       ['control', 'good 1'], ['control', 'good 2'], ['control', 'noscore'],
@@ -117,7 +95,6 @@ describe('LLM experiments', () => {
   });
 
   it('compares variants whose scores vary', async () => {
-    mode = 'judge';
     const exp = await experiment(t, developer);
     await outputs(exp.id, developer, [
       ['control', 'vary-2'], ['control', 'vary-4'], ['control', 'vary-3'],

@@ -73,7 +73,7 @@ describe('mutual exclusion groups', () => {
     });
     expect((await call('GET', `${GROUPS}/${group.id}`, viewer)).json()).toEqual(group);
     expect((await call('GET', `${GROUPS}?status=active`, viewer)).json()).toContainEqual(group);
-    const assignable = await t.services.experiments.findAssignable(a.key);
+    const assignable = await t.services.experimentsReadModel.findAssignable(a.key);
     expect(assignable?.mutualExclusionGroup).toEqual({ id: group.id, experimentIds: [a.id, b.id], trafficAllocation: { [a.id]: 30, [b.id]: 70 } });
   });
 
@@ -117,7 +117,7 @@ describe('mutual exclusion groups', () => {
     expect(reactivate.json()).toEqual({ detail: IN_ANOTHER_GROUP });
     expect((await call('DELETE', `${GROUPS}/${first.id}`, admin)).statusCode).toBe(204);
     expect((await call('PUT', `${GROUPS}/${other.id}`, admin, { status: 'active' })).json().status).toBe('active');
-    expect((await t.services.experiments.findAssignable(e.key))?.mutualExclusionGroup?.id).toBe(other.id);
+    expect((await t.services.experimentsReadModel.findAssignable(e.key))?.mutualExclusionGroup?.id).toBe(other.id);
   });
 
   it('lets DEVELOPER edit but only ADMIN change the status or archive', async () => {
@@ -136,7 +136,7 @@ describe('mutual exclusion groups', () => {
     expect((await call('DELETE', `${GROUPS}/00000000-0000-4000-8000-000000000000`, admin)).statusCode).toBe(404);
     const frozen = await call('POST', `${GROUPS}/${group.id}/experiments`, dev, { experiment_id: (await experiment()).id });
     expect(frozen.json()).toEqual({ detail: GROUP_ARCHIVED });
-    expect(await t.services.experiments.findAssignable(a.key)).toMatchObject({ mutualExclusionGroup: null });
+    expect(await t.services.experimentsReadModel.findAssignable(a.key)).toMatchObject({ mutualExclusionGroup: null });
   });
 
   it('adds and removes experiments; removing drops its share of the allocation', async () => {

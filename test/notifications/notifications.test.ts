@@ -245,7 +245,7 @@ describe('notify', () => {
     const rollback = await t.inject({ method: 'POST', url: `/api/v1/safety/feature-flags/${flag.json().id}/rollback?percentage=0&reason=errors`, headers: root.headers });
     expect(rollback.statusCode).toBe(200);
     const texts = async () => chat.requests.filter((r) => `${chat.url}${r.url}` === url).map((r) => JSON.parse(r.body).text as string);
-    for (let i = 0; i < 100 && (await texts()).length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    await t.services.notifications.drain();
     const received = await texts();
     expect(received).toHaveLength(3);
     expect(received.filter((text) => text.includes(e.key) || text.includes('Experiment'))).toHaveLength(2);
@@ -265,8 +265,7 @@ describe('notify', () => {
     expect(results.json().srm.warning).toBe(true);
     await t.inject({ method: 'GET', url: `/api/v1/results/${e.id}?use_cache=false`, headers: developer.headers });
     const received = () => chat.requests.filter((r) => `${chat.url}${r.url}` === url);
-    for (let i = 0; i < 100 && received().length < 1; i++) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 100));
+    await t.services.notifications.drain();
     expect(received()).toHaveLength(1);
     expect(JSON.parse(received()[0].body).text).toContain(`Experiment ${e.key}`);
   });

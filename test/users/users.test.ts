@@ -216,7 +216,10 @@ describe('user rules on update', () => {
       await client.query('BEGIN');
       await client.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [a.id]);
       const pending = patch(a, b.id, { is_active: false });
-      await new Promise((r) => setTimeout(r, 300));
+      // Postgres lists the request's session as waiting on a lock once it is queued behind this transaction.
+      const waiting = async () =>
+        (await client.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()")).rowCount;
+      while (!(await waiting()));
       await client.query('UPDATE users SET is_superuser = false WHERE id = $1', [a.id]);
       await client.query('COMMIT');
       const res = await pending;

@@ -45,7 +45,16 @@ export type ApiKeysService = ReturnType<typeof createApiKeysService>;
  * or accounts (deletion, deactivation, role change) clears the cache in every process through the bus, so a
  * revoked key stops working at once. Unknown keys are not cached.
  */
-export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
+export interface ApiKeysDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  bus: Bus;
+  /** The owner's standing: undefined for an inactive or deleted account, whose keys do not authenticate. */
+  users: { loadActor(id: string): Promise<Actor | undefined> };
+}
+
+export function createApiKeysService(deps: ApiKeysDeps) {
   const { db, audit } = deps;
   const cache = new Map<string, KeyClient>();
   const clear = () => cache.clear();
@@ -104,15 +113,16 @@ export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clo
       const cached = cache.get(rawKey);
       if (cached) return cached;
       const keyHash = hashKey(rawKey);
-      const row = await store.findActiveKeyByHash(db, keyHash);
-      if (!row) return undefined;
+      const row = await store.findKeyByHash(db, keyHash);
+      const owner = row && (await deps.users.loadActor(row.userId));
+      if (!row || !owner) return undefined;
       const client: KeyClient = {
         kind: 'apiKey',
         keyId: row.id,
         userId: row.userId,
         scopes: row.scopes,
-        ownerRole: row.ownerRole,
-        ownerIsSuperuser: row.ownerIsSuperuser,
+        ownerRole: owner.role,
+        ownerIsSuperuser: owner.isSuperuser,
       };
       if (cache.size >= CACHE_LIMIT) cache.clear();
       cache.set(rawKey, client);

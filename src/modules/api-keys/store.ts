@@ -1,7 +1,6 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { desc, eq } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, type ApiKeyRow } from '../../db/schema/api-keys.js';
-import { users } from '../../db/schema/users.js';
 
 export async function insertApiKey(db: Executor, values: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
   const [row] = await db.insert(apiKeys).values(values).returning();
@@ -25,18 +24,8 @@ export async function deleteApiKey(db: Executor, id: string): Promise<void> {
   await db.delete(apiKeys).where(eq(apiKeys.id, id));
 }
 
-/** The key with this hash and its owner's standing; keys of inactive owners are not returned. */
-export async function findActiveKeyByHash(db: Executor, keyHash: string) {
-  const [row] = await db
-    .select({
-      id: apiKeys.id,
-      userId: apiKeys.userId,
-      scopes: apiKeys.scopes,
-      ownerRole: users.role,
-      ownerIsSuperuser: users.isSuperuser,
-    })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(and(eq(apiKeys.keyHash, keyHash), eq(users.isActive, true)));
+/** The key with this hash (its owner's standing comes from the users module). */
+export async function findKeyByHash(db: Executor, keyHash: string) {
+  const [row] = await db.select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes }).from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
   return row;
 }

@@ -9,6 +9,9 @@ import { signEntry, type ChainEntry } from './chain.js';
 import type { AuditLogListQuery, AuditLogPage, AuditLogView, AuditStats } from './schemas.js';
 import * as store from './store.js';
 
+/** The filter and sealed entry of the signed chain, as the compliance module reads them through this service. */
+export type { EntryFilter, SealedEntry } from './store.js';
+
 /** Bus channel carrying every sealed entry to every API process. */
 const SEALED_CHANNEL = 'audit-logs.sealed';
 const SEAL_BATCH = 500;

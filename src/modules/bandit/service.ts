@@ -3,11 +3,11 @@ import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, Unprocessable } from '../../platform/errors.js';
+import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { thompsonWeights } from '../../stats/index.js';
-import type { AssignableExperiment } from '../experiments/service.js';
-import type { ExperimentView } from '../experiments/schemas.js';
-import type { VariantMetricStats } from '../tracking/store.js';
+import type { AssignableExperiment, Experiment } from '../experiments/read-model.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import type { VariantMetricStats } from '../tracking/data.js';
 import { ENGINE_VERSION, type BanditView, type WeightsBody } from './schemas.js';
 import * as store from './store.js';
 
@@ -30,8 +30,10 @@ export function createBanditService(deps: {
   clock: Clock;
   bus: Bus;
   audit: AuditLog;
-  experiments: { get(id: string): Promise<ExperimentView> };
-  metricStats(experimentId: string, eventName: string): Promise<VariantMetricStats[]>;
+  /** The experiment with its variants and metrics (the experiments module's read model). */
+  experiments: { experiment(id: string): Promise<Experiment | undefined> };
+  /** Tracking's per-variant counts of a metric event (its data read model). */
+  tracking: { variantMetricStats(experimentId: string, eventName: string): Promise<VariantMetricStats[]> };
 }) {
   const { db } = deps;
   const cache = new Map<string, Record<string, number>>();
@@ -40,26 +42,27 @@ export function createBanditService(deps: {
   const initialWeights = (variants: Array<{ id: string; trafficAllocation: number }>) =>
     Object.fromEntries(variants.map((v) => [v.id, v.trafficAllocation / 100]));
 
-  async function banditExperiment(id: string): Promise<ExperimentView> {
-    const e = await deps.experiments.get(id);
-    if (e.experiment_type !== 'bandit') throw new BadRequest(NOT_A_BANDIT);
+  async function banditExperiment(id: string): Promise<Experiment> {
+    const e = await deps.experiments.experiment(id);
+    if (!e) throw new NotFound(EXPERIMENT_NOT_FOUND);
+    if (e.experimentType !== 'bandit') throw new BadRequest(NOT_A_BANDIT);
     return e;
   }
 
-  const primaryMetric = (e: ExperimentView) => e.metrics.find((m) => m.is_primary) ?? e.metrics[0];
+  const primaryMetric = (e: Experiment) => e.metrics.find((m) => m.isPrimary) ?? e.metrics[0];
 
-  async function view(e: ExperimentView): Promise<BanditView> {
+  async function view(e: Experiment): Promise<BanditView> {
     const state = await store.findBanditState(db, e.id);
-    const weights = state?.weights ?? initialWeights(e.variants.map((v) => ({ id: v.id, trafficAllocation: v.traffic_allocation })));
+    const weights = state?.weights ?? initialWeights(e.variants);
     const metric = primaryMetric(e);
-    const stats = metric ? await deps.metricStats(e.id, metric.event_name) : [];
+    const stats = metric ? await deps.tracking.variantMetricStats(e.id, metric.eventName) : [];
     const byVariant = new Map(stats.map((s) => [s.variantId, s]));
     return {
       experiment_id: e.id,
       weights,
       source: state?.source ?? 'initial',
       arms: e.variants.map((v) => ({
-        variant_id: v.id, variant_name: v.name, is_control: v.is_control,
+        variant_id: v.id, variant_name: v.name, is_control: v.isControl,
         pulls: byVariant.get(v.id)?.users ?? 0, conversions: byVariant.get(v.id)?.converters ?? 0, weight: weights[v.id] ?? 0,
       })),
       exploration_floor: explorationFloor(e.variants.length),
@@ -68,7 +71,7 @@ export function createBanditService(deps: {
     };
   }
 
-  async function save(actor: Actor, e: ExperimentView, weights: Record<string, number>, source: 'thompson' | 'manual') {
+  async function save(actor: Actor, e: Experiment, weights: Record<string, number>, source: 'thompson' | 'manual') {
     await db.transaction(async (tx) => {
       const before = await store.findBanditState(tx, e.id);
       await store.saveBanditState(tx, { experimentId: e.id, weights, source, engineVersion: ENGINE_VERSION, updatedAt: deps.clock.now() });
@@ -103,7 +106,7 @@ export function createBanditService(deps: {
       const e = await banditExperiment(id);
       const metric = primaryMetric(e);
       if (!metric) throw new BadRequest(NO_PRIMARY_METRIC);
-      const stats = new Map((await deps.metricStats(e.id, metric.event_name)).map((s) => [s.variantId, s]));
+      const stats = new Map((await deps.tracking.variantMetricStats(e.id, metric.eventName)).map((s) => [s.variantId, s]));
       const arms = e.variants.map((v) => ({ successes: stats.get(v.id)?.converters ?? 0, trials: stats.get(v.id)?.users ?? 0 }));
       const computed = thompsonWeights(arms, { draws: DRAWS, seed: 1, floor: explorationFloor(arms.length) }) ?? arms.map(() => 1 / arms.length);
       await save(actor, e, Object.fromEntries(e.variants.map((v, i) => [v.id, computed[i]])), 'thompson');

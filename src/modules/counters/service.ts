@@ -4,8 +4,8 @@ import type { Db } from '../../db/client.js';
 import { BadRequest, NotFound } from '../../platform/errors.js';
 import type { BulkBody, IncrementBody } from './schemas.js';
 import type { CounterStore } from './store.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 
-export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 export const EXPERIMENT_ID_MISMATCH = 'experiment_id in the body does not match the experiment_id in the path';
 const DEFAULT_COUNTER = 'events';
 
@@ -16,13 +16,14 @@ export function createCountersService(deps: {
   db: Db;
   store: CounterStore;
   audit: AuditLog;
-  experimentExists: (id: string) => Promise<boolean>;
+  /** Whether an experiment has this id (the experiments module's read model). */
+  experiments: { exists(id: string): Promise<boolean> };
 }) {
   const { store } = deps;
 
   async function assertExperiments(ids: string[]): Promise<void> {
     for (const id of new Set(ids)) {
-      if (!(await deps.experimentExists(id))) throw new NotFound(EXPERIMENT_NOT_FOUND);
+      if (!(await deps.experiments.exists(id))) throw new NotFound(EXPERIMENT_NOT_FOUND);
     }
   }
 

@@ -36,7 +36,7 @@ export interface ErrorReportsDeps {
   db: Db;
   clock: Clock;
   /** The flag with this key (the flags service's compiled ruleset), or undefined. */
-  flagIdByKey(key: string): Promise<string | undefined>;
+  flags: { idByKey(key: string): Promise<string | undefined> };
 }
 
 export type ErrorReportsService = ReturnType<typeof createErrorReportsService>;
@@ -63,12 +63,12 @@ export function createErrorReportsService(deps: ErrorReportsDeps) {
 
   async function resolve(keys: Array<string | undefined>): Promise<Map<string, string | undefined>> {
     const distinct = [...new Set(keys.filter((k): k is string => k !== undefined))];
-    return new Map(await Promise.all(distinct.map(async (k) => [k, await deps.flagIdByKey(k)] as const)));
+    return new Map(await Promise.all(distinct.map(async (k) => [k, await deps.flags.idByKey(k)] as const)));
   }
 
   return {
     async report(client: KeyClient, body: ErrorReportBody): Promise<ErrorReportView> {
-      const flagId = body.feature_flag_key === undefined ? undefined : await deps.flagIdByKey(body.feature_flag_key);
+      const flagId = body.feature_flag_key === undefined ? undefined : await deps.flags.idByKey(body.feature_flag_key);
       if (body.feature_flag_key !== undefined && !flagId) throw new NotFound(UNKNOWN_FLAG_KEY);
       const [row] = await store.insertReports(db, [toRow(client, body, flagId, clock.now())]);
       return toView(row, body.feature_flag_key);

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import { isoMicros, toIsoMicros } from '../../db/schema/exact-timestamp.js';
-import type { ExperimentRow, ExperimentStatus, MetricRow, VariantRow } from '../../db/schema/experiments.js';
-import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
+import type { ExperimentRow } from '../../db/schema/experiments.js';
+import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, NotFound, NotImplemented, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
-import { statusChangeRefused, transition, type Transition } from './lifecycle.js';
+import { createLifecycle, statusChangeRefused, transition } from './lifecycle.js';
 import {
   BAYESIAN_DEFAULTS,
   completeConfig,
@@ -27,20 +26,19 @@ import {
   type MetricInput,
   type VariantInput,
 } from './schemas.js';
-import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
+import { toExperimentView } from './view.js';
+import { SEGMENT_NOT_USABLE } from '../segments/service.js';
+import { ascendingIds, fieldLocked, metricFields, sameVariants, scheduleChange, variantFields, type MetricFields, type VariantFields } from './fields.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 
 export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 export const KEY_TAKEN = 'An experiment with this key already exists';
 export const SPLIT_URL_NOT_AVAILABLE = 'Split URL experiments are not available in the core deployment';
-export const SEGMENT_NOT_USABLE = 'targeting rules: a segment is unknown, inactive, archived or has invalid rules';
 export const CLONE_SEGMENT_NOT_USABLE =
   'Cannot clone: the targeting rules name a segment that is unknown, inactive, archived or has invalid rules';
-export const END_BEFORE_START = 'Value error, end_date must be after start_date';
-export const END_DATE_PASSED = 'The scheduled end_date has passed; change it with PUT /schedule before starting';
-export const fieldLocked = (field: string, status: ExperimentStatus) => `Cannot update ${field} for experiments in ${status} status`;
+export { END_DATE_PASSED } from './lifecycle.js';
+export { END_BEFORE_START, fieldLocked } from './fields.js';
 
 /** Spec "Caching": experiment detail is cached one hour when CACHE_ENABLED is on, and cleared on every change. */
 export const DETAIL_TTL_SECONDS = 3_600;
@@ -48,24 +46,9 @@ const detailKey = (id: string) => `experiment:${id}`;
 /** Announced (with the experiment id) after every change, so caches in every process (detail, tracking) drop it. */
 export const EXPERIMENTS_CHANGED = 'experiments.changed';
 
-/** Statuses in which an experiment's targeting rules still matter (spec: segment in use). */
-const LIVE_STATUSES: ExperimentStatus[] = ['draft', 'active', 'paused'];
-
 /** The segments module's answer to "which of these segment ids may rules name?" (unknown, inactive, archived, invalid). */
 export interface SegmentUsability {
   unusableSegmentIds(ids: string[]): Promise<string[]>;
-}
-
-/** What tracking needs to assign a user: see `findAssignable`. */
-export interface AssignableExperiment {
-  id: string;
-  key: string;
-  name: string;
-  status: ExperimentStatus;
-  experimentType: ExperimentRow['experimentType'];
-  variants: Array<{ id: string; name: string; isControl: boolean; trafficAllocation: number; configuration: Record<string, unknown> | null }>;
-  targetingRules: Record<string, unknown> | null;
-  mutualExclusionGroup: ExclusionGroup | null;
 }
 
 export interface ExperimentsDeps {
@@ -77,101 +60,18 @@ export interface ExperimentsDeps {
   cache: Cache | undefined;
   segments: SegmentUsability;
   users: { displayName(id: string): Promise<string | null> };
-  /** The active mutual exclusion group holding an experiment (owned by the mutual-exclusion module). */
-  exclusionGroupOf(experimentId: string): Promise<ExclusionGroup | null>;
   /**
    * The split URL module (full profile only, second spec document): validates and normalises split_url_config.
    * Absent in core, where creating a split_url experiment is 501 and a configuration is stored as sent.
    */
   splitUrl: { normalise(value: unknown, loc: (string | number)[]): Record<string, unknown> } | undefined;
-  /** Alerts subscribers (notification preferences) after a start or completion has committed; never throws. */
-  announce?: (kind: 'experiment_started' | 'experiment_completed', payload: { experiment_id: string; experiment_name: string }) => void;
-}
-
-export type ExperimentsService = ReturnType<typeof createExperimentsService>;
-
-type VariantFields = Omit<VariantRow, 'id' | 'experimentId' | 'createdAt'>;
-type MetricFields = Omit<MetricRow, 'id' | 'experimentId' | 'createdAt'>;
-
-const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-export function toExperimentView(row: ExperimentRow, variants: VariantRow[], metrics: MetricRow[]): ExperimentView {
-  return {
-    id: row.id,
-    key: row.key,
-    name: row.name,
-    description: row.description,
-    hypothesis: row.hypothesis,
-    experiment_type: row.experimentType,
-    status: row.status,
-    variants: variants.map((v) => ({
-      id: v.id,
-      name: v.name,
-      description: v.description,
-      is_control: v.isControl,
-      traffic_allocation: v.trafficAllocation,
-      configuration: v.configuration,
-    })),
-    metrics: metrics.map((m) => ({
-      id: m.id,
-      name: m.name,
-      description: m.description,
-      event_name: m.eventName,
-      metric_type: m.metricType,
-      is_primary: m.isPrimary,
-      expected_effect: m.expectedEffect,
-    })),
-    targeting_rules: row.targetingRules,
-    correction_method: row.correctionMethod,
-    confidence_level: row.confidenceLevel,
-    sequential_testing_enabled: row.sequentialTestingEnabled,
-    sequential_testing_config: row.sequentialTestingConfig as Record<string, unknown> | null,
-    variance_reduction_config: row.varianceReductionConfig as Record<string, unknown> | null,
-    bayesian_enabled: row.bayesianEnabled,
-    bayesian_config: row.bayesianConfig as Record<string, unknown> | null,
-    bayesian_decision: row.bayesianDecision,
-    split_url_config: row.splitUrlConfig,
-    metadata: row.metadata,
-    start_date: row.startDate,
-    end_date: row.endDate,
-    owner_id: row.ownerId,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+  /** Alerts subscribers (notification preferences) after a start or completion has committed; never rejects. */
+  notifications?: {
+    notify(kind: 'experiment_started' | 'experiment_completed', payload: { experiment_id: string; experiment_name: string }): Promise<unknown>;
   };
 }
 
-/** Rows of one request get ascending ids, so "created_at then id" (spec) is the order they were sent in. */
-function ascendingIds(count: number): string[] {
-  return Array.from({ length: count }, () => randomUUID()).sort();
-}
-
-const variantFields = (v: VariantInput): VariantFields => ({
-  name: v.name,
-  description: v.description ?? null,
-  isControl: v.is_control ?? false,
-  trafficAllocation: v.traffic_allocation,
-  configuration: v.configuration ?? null,
-});
-
-const metricFields = (m: MetricInput): MetricFields => ({
-  name: m.name,
-  description: m.description ?? null,
-  eventName: m.event_name,
-  metricType: m.metric_type ?? 'conversion',
-  isPrimary: m.is_primary ?? false,
-  expectedEffect: m.expected_effect ?? null,
-});
-
-/** JSON with object keys sorted at every level: jsonb does not keep the key order that was sent. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-const sameVariants = (a: VariantFields[], b: VariantFields[]) => canonicalJson(a) === canonicalJson(b);
+export type ExperimentsService = ReturnType<typeof createExperimentsService>;
 
 export function createExperimentsService(deps: ExperimentsDeps) {
   const { db, audit, clock, cache } = deps;
@@ -295,97 +195,11 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     );
   }
 
-  /**
-   * Schedule rules shared by PUT and PUT /schedule: start_date is fixed once the experiment has started, nothing
-   * is scheduled on a finished experiment, and the end must come after the start.
-   */
-  function scheduleChange(row: ExperimentRow, body: ExperimentSchedule): Pick<store.ExperimentChange, 'startDate' | 'endDate'> {
-    const change: Pick<store.ExperimentChange, 'startDate' | 'endDate'> = {};
-    if (body.start_date === undefined && body.end_date === undefined) return change;
-    if (row.status === 'completed' || row.status === 'archived') {
-      throw new Conflict(`Cannot schedule an experiment in ${row.status} status`);
-    }
-    if (body.start_date !== undefined) {
-      const start = body.start_date === null ? null : toIsoMicros(body.start_date);
-      if (row.status !== 'draft' && start !== row.startDate) throw new BadRequest(fieldLocked('start_date', row.status));
-      change.startDate = start;
-    }
-    if (body.end_date !== undefined) change.endDate = body.end_date === null ? null : toIsoMicros(body.end_date);
-    const start = change.startDate !== undefined ? change.startDate : row.startDate;
-    const end = change.endDate !== undefined ? change.endDate : row.endDate;
-    if (start && end && end <= start) {
-      throw new Unprocessable({ type: 'value_error', loc: ['body', 'end_date'], msg: END_BEFORE_START });
-    }
-    return change;
-  }
-
-  /** A lifecycle move on a locked row: the table decides, `apply` writes the new state, the audit entry goes with it. */
-  async function applyMove(
-    tx: Executor,
-    actor: AuditActor,
-    row: ExperimentRow,
-    name: Transition,
-    apply: (to: ExperimentStatus) => Promise<ExperimentRow>,
-  ): Promise<ExperimentRow> {
-    const to = transition(name, row.status) as ExperimentStatus;
-    const next = await apply(to);
-    await audit.record(tx, actor, {
-      action: name === 'start' && row.status === 'paused' ? 'experiment_resume' : `experiment_${name}`,
-      entityType: 'experiment',
-      entityId: row.id,
-      before: { status: row.status, start_date: row.startDate, end_date: row.endDate },
-      after: { status: next.status, start_date: next.startDate, end_date: next.endDate },
-    });
-    return next;
-  }
-
-  async function move(
-    actor: Actor,
-    id: string,
-    name: Transition,
-    apply: (tx: Executor, row: ExperimentRow, to: ExperimentStatus) => Promise<ExperimentRow>,
-  ): Promise<ExperimentView> {
-    let from: ExperimentStatus | undefined;
-    const result = await db.transaction(async (tx) => {
-      const row = await locked(tx, id);
-      from = row.status;
-      return view(await applyMove(tx, who(actor), row, name, (to) => apply(tx, row, to)), tx);
-    });
-    await changed(id);
-    announceMove(name, from, result.id, result.name);
-    return result;
-  }
-
-  /** Spec "Events" 5: a draft starting and an experiment completing are alerted (a resume is not a start). */
-  function announceMove(name: Transition, from: ExperimentStatus | undefined, id: string, experimentName: string): void {
-    const payload = { experiment_id: id, experiment_name: experimentName };
-    if (name === 'start' && from === 'draft') deps.announce?.('experiment_started', payload);
-    if (name === 'complete') deps.announce?.('experiment_completed', payload);
-  }
-
-  /**
-   * A scheduler move: the row is re-read under its lock and skipped when a person changed it since it was listed
-   * (started or rescheduled by hand), so the job never fights the routes.
-   */
-  async function moveIfStillDue(
-    id: string,
-    name: Transition,
-    isDue: (row: ExperimentRow) => boolean,
-    apply: (tx: Executor, row: ExperimentRow, to: ExperimentStatus) => Promise<ExperimentRow>,
-  ): Promise<void> {
-    const moved = await db.transaction(async (tx) => {
-      const row = await locked(tx, id);
-      if (!isDue(row)) return undefined;
-      await applyMove(tx, SYSTEM_ACTOR, row, name, (to) => apply(tx, row, to));
-      return row;
-    });
-    if (moved) {
-      await changed(id);
-      announceMove(name, moved.status, moved.id, moved.name);
-    }
-  }
+  const lifecycle = createLifecycle({ db, audit, clock, notifications: deps.notifications, locked, view, changed });
 
   return {
+    ...lifecycle,
+
     async list(q: ExperimentListQuery): Promise<ExperimentView[]> {
       const rows = await store.listExperiments(db, {
         status: q.status_filter,
@@ -526,26 +340,6 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       return result;
     },
 
-    /** draft -> active (start_date now unless a scheduled start already passed); paused -> active (start_date kept). */
-    start: (actor: Actor, id: string) =>
-      move(actor, id, 'start', (tx, row, to) => {
-        if (row.status === 'paused') return store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() });
-        const now = isoMicros(clock.now());
-        if (row.endDate && row.endDate <= now) throw new Conflict(END_DATE_PASSED);
-        const startDate = row.startDate && row.startDate <= now ? row.startDate : now;
-        return store.updateExperiment(tx, id, { status: to, startDate, updatedAt: clock.now() });
-      }),
-
-    pause: (actor: Actor, id: string) =>
-      move(actor, id, 'pause', (tx, _row, to) => store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() })),
-
-    /** Ends now; a start_date after now becomes one microsecond before the end (spec, Experiment status). */
-    complete: (actor: Actor, id: string) =>
-      move(actor, id, 'complete', (tx) => store.completeExperiment(tx, id, isoMicros(clock.now()), clock.now())),
-
-    archive: (actor: Actor, id: string) =>
-      move(actor, id, 'archive', (tx, _row, to) => store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() })),
-
     /** A new draft with the source's settings, variants, metrics (expected_effect included) and rules; new unique key. */
     async clone(actor: Actor, id: string): Promise<ExperimentView> {
       const source = await store.findExperiment(db, id);
@@ -603,35 +397,6 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       return result;
     },
 
-    /** Scheduler job: drafts whose start_date has come become active, start_date kept. */
-    async startScheduled(now: Date): Promise<void> {
-      const at = isoMicros(now);
-      await eachDue(await store.dueIds(db, 'draft', 'startDate', at), (id) =>
-        moveIfStillDue(
-          id,
-          'start',
-          (row) => row.status === 'draft' && row.startDate !== null && row.startDate <= at,
-          (tx, _row, to) => store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() }),
-        ),
-      );
-    },
-
-    /** Scheduler job: active experiments whose end_date passed are completed at that end_date. */
-    async completeEnded(now: Date): Promise<void> {
-      const at = isoMicros(now);
-      await eachDue(await store.dueIds(db, 'active', 'endDate', at), (id) =>
-        moveIfStillDue(
-          id,
-          'complete',
-          (row) => row.status === 'active' && row.endDate !== null && row.endDate <= at,
-          (tx, row) => store.completeExperiment(tx, id, row.endDate!, clock.now()),
-        ),
-      );
-    },
-
-    /** For tracking: the experiment with this key as assignment needs it, whatever its status (the caller checks). */
-    findAssignable: async (key: string) => assignable(await store.findExperimentByKey(db, key)),
-
     /**
      * For results: the latest Bayesian decision, stored for the experiment's responses. It is a computed value, not
      * an edit: updated_at stays and no change is announced (the results cache is keyed on updated_at).
@@ -640,54 +405,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       await store.setBayesianDecision(db, id, decision ?? null);
       if (cache) await cache.delete(detailKey(id));
     },
-
-    /** Read model for export: experiments created in a period, a page at a time; their variants; period counts. */
-    exportPage: (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, period, cursor),
-    exportRecord: (id: string) => store.findExportRecord(db, id),
-    exportVariants: (experimentIds: string[]) => store.exportVariants(db, experimentIds),
-    periodSummary: (period: CreatedPeriod) => store.periodSummary(db, period),
-
-    /** For tracking: as findAssignable, by id. */
-    findAssignableById: async (id: string) => assignable(await store.findExperiment(db, id)),
-
-    /** For tracking: the experiment a variant belongs to. */
-    experimentOfVariant: (variantId: string) => store.experimentIdOfVariant(db, variantId),
-
-    /** For segments: draft, active and paused experiments whose targeting rules name the segment (spec: in use). */
-    async experimentsUsingSegment(segmentId: string): Promise<Array<{ id: string; key: string; name: string; status: ExperimentStatus }>> {
-      const rows = await store.experimentsWithRulesMentioning(db, LIVE_STATUSES, segmentId);
-      return rows
-        .filter((r) => collectSegmentIds(r.targetingRules).includes(segmentId))
-        .map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));
-    },
-
-    /** For mutual exclusion groups: id, key, name and status of existing experiments among `ids`. */
-    async summaries(ids: string[]): Promise<Array<{ id: string; key: string; name: string; status: ExperimentStatus }>> {
-      const rows = await store.findExperiments(db, ids);
-      return rows.map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));
-    },
   };
-
-  async function assignable(row: ExperimentRow | undefined): Promise<AssignableExperiment | undefined> {
-    if (!row) return undefined;
-    const [variants, group] = await Promise.all([store.listVariants(db, [row.id]), deps.exclusionGroupOf(row.id)]);
-    return {
-      id: row.id,
-      key: row.key,
-      name: row.name,
-      status: row.status,
-      experimentType: row.experimentType,
-      variants: variants.map((v) => ({
-        id: v.id,
-        name: v.name,
-        isControl: v.isControl,
-        trafficAllocation: v.trafficAllocation,
-        configuration: v.configuration,
-      })),
-      targetingRules: row.targetingRules,
-      mutualExclusionGroup: group,
-    };
-  }
 
   /** A sent split_url_config, normalised by the split URL module where it is served (undefined: not sent). */
   function splitUrlConfig(value: Record<string, unknown> | null | undefined): Record<string, unknown> | null | undefined {
@@ -706,17 +424,6 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       const taken = await store.takenKeys(db, candidates);
       const free = candidates.find((c) => !taken.has(c));
       if (free) return free;
-    }
-  }
-
-  /** Runs `fn` for every id; one experiment's failure does not stop the others, but fails the job run. */
-  async function eachDue(ids: string[], fn: (id: string) => Promise<unknown>): Promise<void> {
-    const failures: unknown[] = [];
-    for (const id of ids) {
-      await fn(id).catch((error: unknown) => failures.push(error));
-    }
-    if (failures.length) {
-      throw new Error(`${failures.length} of ${ids.length} experiments failed: ${(failures[0] as Error).message}`);
     }
   }
 }

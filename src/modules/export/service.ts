@@ -30,7 +30,7 @@ export interface ExperimentResults {
 
 /** The results engine as the export reads it: null when an experiment's results cannot be computed. */
 export interface ResultsSource {
-  resultsFor(experimentId: string): Promise<ExperimentResults | null>;
+  exportResults(experimentId: string): Promise<ExperimentResults | null>;
 }
 
 /** What the export reads, each through the module that owns the data (never their tables). */
@@ -201,7 +201,7 @@ export type ExportService = ReturnType<typeof createExportService>;
 
 export function createExportService(deps: ExportDeps) {
   const { clock } = deps;
-  const resultsFor = (id: string) => deps.results.resultsFor(id);
+  const resultsFor = (id: string) => deps.results.exportResults(id);
 
   /** Results one experiment at a time, so a large export holds one page of rows and one result set in memory. */
   async function withResults<T extends { id: string }>(experiments: T[]) {

@@ -3,13 +3,12 @@ import type { Clock } from '../../platform/clock.js';
 import {
   compileFlag,
   compileFlags,
-  type CompiledSegment,
   type EvaluationEnv,
   type FlagDefinition,
   type FlagEvaluator,
   type FlagSetEvaluator,
 } from '../../targeting/index.js';
-import { compileSegment, type SegmentDefinition } from '../segments/service.js';
+import { withoutMembers, type SegmentDefinition } from '../segments/service.js';
 import { report, telemetry } from '../../platform/telemetry.js';
 
 /**
@@ -51,9 +50,6 @@ export interface RulesetSource {
   segmentDefinitions(ids: string[]): Promise<SegmentDefinition[]>;
 }
 
-/** id_list membership when none was looked up (no active flag evaluated names one, or no string subject). */
-const NOBODY = () => false;
-
 export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapshot> {
   report(telemetry.rulesetLoaded, {});
   const rows = await source.allFlags();
@@ -76,7 +72,6 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
     idListSegmentIds: row.segmentIds.filter((id) => segments.get(id)?.kind === 'id_list'),
   }));
   const live = flags.filter((f) => isLive(f.row));
-  const withoutMembers = new Map([...segments].map(([id, def]): [string, CompiledSegment] => [id, compileSegment(def, NOBODY)]));
   return {
     flags,
     byKey: new Map(flags.map((f) => [f.row.key, f])),
@@ -85,7 +80,7 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
     liveIdListSegmentIds: [...new Set(live.flatMap(flagIdListSegmentIds))],
     liveJson: userFlagsJsonWriter(live.map((f) => f.row.key)),
     segments,
-    withoutMembers: { segments: (id) => withoutMembers.get(id) },
+    withoutMembers: withoutMembers(segments),
   };
 }
 
@@ -158,28 +153,12 @@ export function createRulesetCache(load: () => Promise<RulesetSnapshot>, clock: 
 }
 
 /**
- * The segments for evaluating flags of one snapshot for one user. The rules see `user_id` from the context when it
- * sets its own, else the given user id (evaluateFlag's rule), so id_list membership is looked up for that same
- * subject, and only when an active flag evaluated names an id_list segment (`idListSegmentIds`).
+ * Whose id_list membership evaluating flags for this user looks up: the rules see `user_id` from the context when it
+ * sets its own, else the given user id (evaluateFlag's rule). The segments service asks the members table for it
+ * only when an active flag evaluated names an id_list segment (`idListSegmentIds`).
  */
-export async function segmentsFor(
-  snapshot: RulesetSnapshot,
-  idListSegmentIds: string[],
-  userId: string,
-  context: Record<string, unknown>,
-  memberOf: (memberId: string, segmentIds: string[]) => Promise<Set<string>>,
-): Promise<EvaluationEnv> {
-  const subject = Object.prototype.hasOwnProperty.call(context, 'user_id') ? context.user_id : userId;
-  if (idListSegmentIds.length === 0 || typeof subject !== 'string') return snapshot.withoutMembers;
-  const members = await memberOf(subject, idListSegmentIds);
-  const isMemberOf = (segmentId: string, memberId: string) => memberId === subject && members.has(segmentId);
-  return {
-    segments: (id) => {
-      const def = snapshot.segments.get(id);
-      if (def?.kind !== 'id_list') return snapshot.withoutMembers.segments!(id);
-      return compileSegment(def, isMemberOf);
-    },
-  };
+export function membershipSubject(userId: string, context: Record<string, unknown>): unknown {
+  return Object.prototype.hasOwnProperty.call(context, 'user_id') ? context.user_id : userId;
 }
 
 /** The id_list segments evaluating this flag may reach: only an active flag evaluates its rules. */

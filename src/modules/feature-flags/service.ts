@@ -2,25 +2,24 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import type { FeatureFlagRow, FlagStatus } from '../../db/schema/feature-flags.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
-import { listEntityHistory } from '../../platform/audit-read.js';
-import { hasRole, type Actor } from '../../platform/auth.js';
+import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
 import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
-import { SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
-import type { SegmentUser } from '../segments/schemas.js';
+import type { AuditLogsService } from '../audit-logs/service.js';
+import { SEGMENT_NOT_USABLE, SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
 import { assertTargetingContext } from '../segments/targeting-context.js';
-import { createRulesetCache, flagIdListSegmentIds, loadRuleset, segmentsFor } from './ruleset.js';
+import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject } from './ruleset.js';
 import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import { report, telemetry } from '../../platform/telemetry.js';
+import { isUniqueViolation } from '../../db/errors.js';
 
 export const FLAG_NOT_FOUND = 'Feature flag not found';
 export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
 export const ARCHIVED_CANNOT_TURN_ON = 'This flag is archived. Unarchive it before turning it on.';
-export const SEGMENT_NOT_USABLE = 'targeting rules: a segment they name does not exist, is inactive or archived, or has invalid rules';
 
 /** Announced after every flag write: compiled rulesets in every process drop what they hold. */
 export const FLAGS_CHANGED = 'flags.changed';
@@ -82,20 +81,16 @@ function rulesError(msg: string): Unprocessable {
   return new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg });
 }
 
-/** The unique index on key decides taken keys, so two concurrent creates cannot both pass a check. */
-function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e.code === '23505' || e.cause?.code === '23505';
-}
-
 export interface FlagsDeps {
   db: Db;
   audit: AuditLog;
   clock: Clock;
   bus: Bus;
-  segments: Pick<SegmentsService, 'unusableSegmentIds' | 'definitions' | 'memberOf'>;
+  segments: Pick<SegmentsService, 'unusableSegmentIds' | 'definitions' | 'membershipEnv'>;
   /** Spec: deleting a flag keeps its tagged events, with feature_flag_id null (tracking owns the events). */
-  detachEvents(flagId: string): Promise<void>;
+  tracking: { detachFlag(flagId: string): Promise<void> };
+  /** A flag's change history, with the audit log's access rule (DEVELOPER and VIEWER see only their own entries). */
+  auditLogs: Pick<AuditLogsService, 'history'>;
 }
 
 export type FlagsService = ReturnType<typeof createFlagsService>;
@@ -241,7 +236,7 @@ export function createFlagsService(deps: FlagsDeps) {
       });
       await changed(id);
       // After the commit: tracking answers on its own connection (embedded PGlite has one, held by the transaction).
-      await deps.detachEvents(id);
+      await deps.tracking.detachFlag(id);
     },
 
     activate: (actor: AuditActor, id: string) => transition(actor, id, 'activate'),
@@ -268,17 +263,9 @@ export function createFlagsService(deps: FlagsDeps) {
     /** Spec, audit access: ADMIN and ANALYST (and superusers) read every entry, others only their own. */
     async history(actor: Actor, id: string, page: { skip: number; limit: number }): Promise<HistoryEntry[]> {
       if (!(await store.findFlag(db, id))) throw new NotFound(FLAG_NOT_FOUND);
-      const onlyOwn = hasRole(actor, 'ADMIN', 'ANALYST') ? undefined : actor.id;
-      const rows = await listEntityHistory(db, 'feature_flag', id, onlyOwn, page);
-      return rows.map((r) => ({
-        id: r.id,
-        action: r.action,
-        actor_id: r.actorId,
-        actor_username: r.actorUsername,
-        before: r.before,
-        after: r.after,
-        details: r.details,
-        created_at: r.createdAt.toISOString(),
+      const { items } = await deps.auditLogs.history(actor, 'feature_flag', id, page.skip, page.limit);
+      return items.map(({ id: entryId, action, actor_id, actor_username, before, after, details, created_at }) => ({
+        id: entryId, action, actor_id, actor_username, before, after, details, created_at,
       }));
     },
 
@@ -311,7 +298,7 @@ export function createFlagsService(deps: FlagsDeps) {
       const flag = snapshot.byKey.get(key);
       report(telemetry.flagsEvaluated, { flags: 1 });
       if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
-      const env = await segmentsFor(snapshot, flagIdListSegmentIds(flag), userId, ctx, segments.memberOf);
+      const env = await segments.membershipEnv(snapshot.segments, flagIdListSegmentIds(flag), membershipSubject(userId, ctx), snapshot.withoutMembers);
       // The one answer that names the satisfied conditions (`rule`): the only evaluation that renders them.
       return { flag_key: key, ...flag.evaluator.explain(userId, ctx, env) };
     },
@@ -322,7 +309,7 @@ export function createFlagsService(deps: FlagsDeps) {
      */
     async userFlagsJson(userId: string, context: Record<string, unknown>): Promise<string> {
       const snapshot = await ruleset.get();
-      const env = await segmentsFor(snapshot, snapshot.liveIdListSegmentIds, userId, context, segments.memberOf);
+      const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, membershipSubject(userId, context), snapshot.withoutMembers);
       report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
       return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
     },
@@ -334,9 +321,19 @@ export function createFlagsService(deps: FlagsDeps) {
     exportPage: (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, period, cursor),
     periodSummary: (period: CreatedPeriod) => store.periodSummary(db, period),
 
-    /** For segments: every flag whose rules name the segment, status as on the wire. */
-    async flagsUsingSegment(segmentId: string, tx: Executor = db): Promise<SegmentUser[]> {
-      return (await store.flagsNamingSegment(tx, segmentId)).map((f) => ({ ...f, status: f.status.toLowerCase() }));
+    /** For tracking and error reports: the id of the flag with this key, from the cached ruleset. */
+    async idByKey(key: string): Promise<string | undefined> {
+      return (await ruleset.get()).byKey.get(key)?.row.id;
+    },
+
+    /** For tracking: whether a flag has this id, from the cached ruleset. */
+    async exists(id: string): Promise<boolean> {
+      return (await ruleset.get()).flags.some((f) => f.row.id === id);
+    },
+
+    /** For metrics: every flag's key by its id, from the cached ruleset. */
+    async keysById(): Promise<Map<string, string>> {
+      return new Map((await ruleset.get()).flags.map((f) => [f.row.id, f.row.key]));
     },
   };
 }

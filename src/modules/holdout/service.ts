@@ -42,8 +42,10 @@ export interface HoldoutDeps {
   audit: AuditLog;
   clock: Clock;
   bus: Bus;
-  /** Tracking's read of users seen since a time (with their event names) and of assigned users. */
-  usersSeenSince(since: Date, limit: number): Promise<{ users: Array<{ userId: string; eventNames: string[] }>; assignedUsers: number }>;
+  /** Tracking's read of users seen since a time (with their event names) and of assigned users (its data read model). */
+  tracking: {
+    usersSeenSince(since: Date, limit: number): Promise<{ users: Array<{ userId: string; eventNames: string[] }>; assignedUsers: number }>;
+  };
 }
 
 export function createHoldoutService(deps: HoldoutDeps) {
@@ -165,7 +167,7 @@ export function createHoldoutService(deps: HoldoutDeps) {
     /** Beta comparison of held-out users against everyone else (RESULTS_NOTICE says how). */
     async results(id: string) {
       const holdout = toHoldoutView(await mustFind(id));
-      const { users, assignedUsers } = await deps.usersSeenSince(new Date(holdout.created_at), RESULTS_USER_LIMIT);
+      const { users, assignedUsers } = await deps.tracking.usersSeenSince(new Date(holdout.created_at), RESULTS_USER_LIMIT);
       const held = users.filter((u) => isInHoldout(holdout, u.userId));
       const exposed = users.length - held.length;
       const senders = new Map<string, { held: number; exposed: number }>();

@@ -3,7 +3,7 @@ import { BadRequest } from '../../platform/errors.js';
 import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
 import type { ResultsService } from '../results/service.js';
 import { primaryMetric } from '../results/snapshot.js';
-import type { AssignmentOverlap } from '../tracking/store.js';
+import type { AssignmentOverlap } from '../tracking/data.js';
 import { interactionAnalysis, type InteractionAnalysis } from './analysis.js';
 
 export const SAME_EXPERIMENT = 'An experiment cannot be tested for interaction with itself';
@@ -14,8 +14,11 @@ export interface InteractionsDeps {
   clock: Clock;
   experiments: { get(id: string): Promise<ExperimentView>; list(query: ExperimentListQuery): Promise<ExperimentView[]> };
   results: Pick<ResultsService, 'interactionCells'>;
-  overlaps(experimentIds: string[]): Promise<AssignmentOverlap[]>;
-  assignedUsers(experimentIds: string[]): Promise<Map<string, number>>;
+  /** Tracking's assignment counts (its data read model). */
+  tracking: {
+    assignmentOverlaps(experimentIds: string[]): Promise<AssignmentOverlap[]>;
+    assignedUsersPerExperiment(experimentIds: string[]): Promise<Map<string, number>>;
+  };
 }
 
 export type InteractionsService = ReturnType<typeof createInteractionsService>;
@@ -45,7 +48,7 @@ export function createInteractionsService(deps: InteractionsDeps) {
     async scan() {
       const active = await activeExperiments();
       const ids = active.map((e) => e.id);
-      const [overlaps, users] = await Promise.all([deps.overlaps(ids), deps.assignedUsers(ids)]);
+      const [overlaps, users] = await Promise.all([deps.tracking.assignmentOverlaps(ids), deps.tracking.assignedUsersPerExperiment(ids)]);
       const byId = new Map(active.map((e) => [e.id, e]));
       const share = (shared: number, id: string) => ((users.get(id) ?? 0) > 0 ? shared / users.get(id)! : 0);
       return {
@@ -69,7 +72,7 @@ export function createInteractionsService(deps: InteractionsDeps) {
     async pair(aId: string, bId: string) {
       if (aId.toLowerCase() === bId.toLowerCase()) throw new BadRequest(SAME_EXPERIMENT);
       const [a, b] = await Promise.all([deps.experiments.get(aId), deps.experiments.get(bId)]);
-      const [overlap] = await deps.overlaps([a.id, b.id]);
+      const [overlap] = await deps.tracking.assignmentOverlaps([a.id, b.id]);
       const analyses = [await analyse(a, b), await analyse(b, a)].filter((x): x is InteractionAnalysis => x !== null);
       return {
         experiment_a_id: a.id,

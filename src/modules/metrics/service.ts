@@ -11,7 +11,7 @@ export interface MetricsDeps {
   errorReports: Pick<ErrorReportsService, 'countsInWindow'>;
   safety: Pick<SafetyService, 'currentSettings'>;
   /** Current key of each flag by id (the flags service's compiled ruleset). */
-  flagKeys(): Promise<Map<string, string>>;
+  flags: { keysById(): Promise<Map<string, string>> };
 }
 
 export type MetricsService = ReturnType<typeof createMetricsService>;
@@ -23,7 +23,7 @@ export function createMetricsService(deps: MetricsDeps) {
       const now = deps.clock.now();
       const windowMinutes = query.window_minutes ?? (await deps.safety.currentSettings()).windowMinutes;
       const since = new Date(now.getTime() - windowMinutes * MINUTE_MS);
-      const [{ total, perFlag }, keys] = await Promise.all([deps.errorReports.countsInWindow(since, now, FLAG_LIMIT), deps.flagKeys()]);
+      const [{ total, perFlag }, keys] = await Promise.all([deps.errorReports.countsInWindow(since, now, FLAG_LIMIT), deps.flags.keysById()]);
       const counts = (c: { counted: number; uncounted: number }) => ({
         error_count: c.counted, error_rate: c.counted / windowMinutes, uncounted_error_count: c.uncounted,
       });

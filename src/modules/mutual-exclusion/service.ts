@@ -7,12 +7,11 @@ import { hasRole, type Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable } from '../../platform/errors.js';
-import type { ExclusionGroup } from './membership.js';
 import type { GroupCreate, GroupUpdate, GroupView } from './schemas.js';
 import * as store from './store.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 
 export const GROUP_NOT_FOUND = 'Mutual exclusion group not found';
-export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 export const NOT_A_MEMBER = 'This experiment is not in the group';
 export const GROUP_ARCHIVED = 'This group is archived; its experiments cannot change';
 export const IN_ANOTHER_GROUP = 'An experiment can belong to only one active mutual exclusion group';
@@ -235,13 +234,6 @@ export function createMutualExclusionService(deps: MutualExclusionDeps) {
       });
       await announce(id);
       return view(updated);
-    },
-
-    /** For assignment: the active group holding the experiment, with members in joining order. */
-    async activeGroupOf(experimentId: string): Promise<ExclusionGroup | null> {
-      const row = await store.activeGroupOf(db, experimentId);
-      if (!row) return null;
-      return { id: row.id, experimentIds: await memberIds(db, row.id), trafficAllocation: row.trafficAllocation };
     },
   };
 }

@@ -137,6 +137,26 @@ export function createNotificationsService(deps: NotificationsDeps) {
     }
   }
 
+
+  /** Alerts started by notify and not yet delivered (drain awaits them). */
+  const inFlight = new Set<Promise<DeliveryOutcome[]>>();
+
+  async function alert<K extends NotificationKind>(kind: K, payload: NotificationPayloads[K]): Promise<DeliveryOutcome[]> {
+    try {
+      const message = render(kind, payload);
+      const subscribers = await store.subscribersOf(db, kind);
+      const recipients: Recipient[] = [];
+      for (const row of subscribers) {
+        const user = await deps.users.get(row.userId).catch(() => undefined);
+        if (user?.is_active) recipients.push(...recipientsOf(row, user.email));
+      }
+      return await Promise.all(recipients.map((r) => deliver(r, kind, message)));
+    } catch (error) {
+      deps.onError(error);
+      return [];
+    }
+  }
+
   return {
     async preferences(actor: Actor): Promise<PreferencesView> {
       const row = await store.findPreferences(db, actor.id);
@@ -217,20 +237,16 @@ export function createNotificationsService(deps: NotificationsDeps) {
      * without awaiting (experiment started or completed, SRM detected, flag rolled back): it never rejects; failures
      * are in the delivery log.
      */
-    async notify<K extends NotificationKind>(kind: K, payload: NotificationPayloads[K]): Promise<DeliveryOutcome[]> {
-      try {
-        const message = render(kind, payload);
-        const subscribers = await store.subscribersOf(db, kind);
-        const recipients: Recipient[] = [];
-        for (const row of subscribers) {
-          const user = await deps.users.get(row.userId).catch(() => undefined);
-          if (user?.is_active) recipients.push(...recipientsOf(row, user.email));
-        }
-        return await Promise.all(recipients.map((r) => deliver(r, kind, message)));
-      } catch (error) {
-        deps.onError(error);
-        return [];
-      }
+    notify<K extends NotificationKind>(kind: K, payload: NotificationPayloads[K]): Promise<DeliveryOutcome[]> {
+      const sending = alert(kind, payload);
+      inFlight.add(sending);
+      void sending.then(() => inFlight.delete(sending));
+      return sending;
+    },
+
+    /** Resolves once every alert started so far has finished its deliveries, retries included (tests await it). */
+    async drain(): Promise<void> {
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }

@@ -79,7 +79,7 @@ export interface SafetyDeps {
   schedules: Pick<RolloutSchedulesService, 'pauseActiveOfFlag'>;
   errorReports: Pick<ErrorReportsService, 'countsForFlag'>;
   /** Alerts subscribers (notification preferences) after a rollback; never throws. */
-  announce?: (payload: { flag_id: string; flag_key: string; percentage: number; reason: string | null }) => void;
+  notifications?: { notify(kind: 'flag_rolled_back', payload: { flag_id: string; flag_key: string; percentage: number; reason: string | null }): Promise<unknown> };
 }
 
 export type SafetyService = ReturnType<typeof createSafetyService>;
@@ -147,7 +147,7 @@ export function createSafetyService(deps: SafetyDeps) {
       // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
       return { percentage, turnOff: percentage === 0 };
     });
-    deps.announce?.({ flag_id: flagId, flag_key: after.key, percentage, reason });
+    void deps.notifications?.notify('flag_rolled_back', { flag_id: flagId, flag_key: after.key, percentage, reason });
     return {
       flag_id: flagId, flag_key: after.key, percentage, reason, automatic: cause.automatic,
       is_active: after.is_active, rollout_percentage: after.rollout_percentage,

@@ -13,6 +13,7 @@ import {
   REGEX_OPERATORS,
   validateSegmentRules,
   type CompiledSegment,
+  type EvaluationEnv,
 } from '../../targeting/index.js';
 import {
   MAX_SEGMENT_MEMBERS,
@@ -28,6 +29,8 @@ import * as store from './store.js';
 import { assertTargetingContext } from './targeting-context.js';
 
 export const SEGMENT_NOT_FOUND = 'Segment not found';
+/** Spec, "Targeting rules": the 422 of a flag or experiment whose rules name a segment that may not be used. */
+export const SEGMENT_NOT_USABLE = 'targeting rules: a segment is unknown, inactive, archived or has invalid rules';
 export const SEGMENT_IN_USE = 'Segment is used by feature flags or experiments; remove it from their targeting rules first';
 export const RULES_NOT_FOR_ID_LIST = 'id_list segments have no rules';
 export const MEMBERS_NEED_ID_LIST = 'Members can only be managed on id_list segments';
@@ -65,11 +68,11 @@ export interface SegmentsDeps {
   clock: Clock;
   bus: Bus;
   /** Every flag whose rules name the segment, with its status (read in the caller's transaction). */
-  flagsUsingSegment(segmentId: string, db: Executor): Promise<SegmentUser[]>;
+  flags: { flagsUsingSegment(segmentId: string, db: Executor): Promise<SegmentUser[]> };
   /** Every experiment whose rules name the segment, with its status. */
-  experimentsUsingSegment(segmentId: string): Promise<SegmentUser[]>;
+  experiments: { experimentsUsingSegment(segmentId: string): Promise<SegmentUser[]> };
   /** Recently stored user contexts (of assignments), for preview; none stored means sample_size 0 (no data). */
-  storedContexts(limit: number): Promise<unknown[]>;
+  tracking: { sampleContexts(limit: number): Promise<unknown[]> };
 }
 
 export type SegmentsService = ReturnType<typeof createSegmentsService>;
@@ -124,7 +127,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
   /** Experiments blocking a segment's archive or deactivation (spec, "Segment status": draft, active or paused). */
   async function blockingExperiments(id: string): Promise<SegmentUser[]> {
-    return (await deps.experimentsUsingSegment(id)).filter((e) => BLOCKING_EXPERIMENT_STATUSES.has(e.status.toLowerCase()));
+    return (await deps.experiments.experimentsUsingSegment(id)).filter((e) => BLOCKING_EXPERIMENT_STATUSES.has(e.status.toLowerCase()));
   }
 
   /**
@@ -133,7 +136,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
    * experiments service answers on its own connection (embedded PGlite has one, held by this transaction).
    */
   async function assertNotInUse(tx: Executor, id: string, experiments: SegmentUser[]): Promise<void> {
-    const flags = (await deps.flagsUsingSegment(id, tx)).filter((f) => f.status !== 'archived');
+    const flags = (await deps.flags.flagsUsingSegment(id, tx)).filter((f) => f.status !== 'archived');
     if (flags.length === 0 && experiments.length === 0) return;
     throw new Conflict({
       code: 'segment_in_use',
@@ -154,6 +157,35 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
   async function memberOf(memberId: string, segmentIds: string[]): Promise<Set<string>> {
     return new Set(await store.segmentsHoldingMember(db, memberId, segmentIds));
+  }
+
+  /** The segments a ruleset names, ready to compile (missing ids are simply absent). */
+  async function definitions(ids: string[]): Promise<SegmentDefinition[]> {
+    return (await store.findSegments(db, ids.filter((id) => UUID.test(id)))).map(toDefinition);
+  }
+
+  /**
+   * The one lookup of id_list membership for targeting (flag evaluation and experiment assignment): an env in which
+   * the id_list segments among `defs` answer whether `subject` is a member, asked once for all of
+   * `idListSegmentIds` (one indexed probe per segment), and every other segment answers as in `base` (the same
+   * definitions compiled without members). No id_list to ask about, or a subject that is not a string, is `base`.
+   */
+  async function membershipEnv(
+    defs: ReadonlyMap<string, SegmentDefinition>,
+    idListSegmentIds: string[],
+    subject: unknown,
+    base: EvaluationEnv,
+  ): Promise<EvaluationEnv> {
+    if (idListSegmentIds.length === 0 || typeof subject !== 'string') return base;
+    const members = await memberOf(subject, idListSegmentIds);
+    const isMemberOf = (segmentId: string, memberId: string) => memberId === subject && members.has(segmentId);
+    return {
+      segments: (id) => {
+        const def = defs.get(id);
+        if (def?.kind !== 'id_list') return base.segments!(id);
+        return compileSegment(def, isMemberOf);
+      },
+    };
   }
 
   async function isMember(row: SegmentRow, context: Record<string, unknown>): Promise<SegmentEvaluation> {
@@ -286,7 +318,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
     async usage(id: string): Promise<SegmentUsage> {
       await mustFind(id);
-      const [flags, experiments] = await Promise.all([deps.flagsUsingSegment(id, db), deps.experimentsUsingSegment(id)]);
+      const [flags, experiments] = await Promise.all([deps.flags.flagsUsingSegment(id, db), deps.experiments.experimentsUsingSegment(id)]);
       return { segment_id: id, experiments, feature_flags: flags };
     },
 
@@ -305,7 +337,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
       const tooMuch = (msg: string) => new Unprocessable({ type: 'value_error', loc: ['query', 'sample_size'], msg });
       if (regexes * sampleSize > PREVIEW_REGEX_LIMIT) throw tooMuch(PREVIEW_TOO_MANY_REGEX);
       if ((conditions.length + rules.groups.length) * sampleSize > PREVIEW_NODE_LIMIT) throw tooMuch(PREVIEW_TOO_MANY_NODES);
-      const contexts = await deps.storedContexts(sampleSize);
+      const contexts = await deps.tracking.sampleContexts(sampleSize);
       const matched = contexts.filter((ctx) => evaluateRuleSet(rules, ctx)).length;
       const percentage = contexts.length === 0 ? 0 : Math.round((matched / contexts.length) * 10_000) / 100;
       return { estimated_percentage: percentage, sample_size: contexts.length, matched };
@@ -357,14 +389,25 @@ export function createSegmentsService(deps: SegmentsDeps) {
       });
     },
 
-    /** The segments a ruleset names, ready to compile (missing ids are simply absent). */
-    async definitions(ids: string[]): Promise<SegmentDefinition[]> {
-      return (await store.findSegments(db, ids.filter((id) => UUID.test(id)))).map(toDefinition);
-    },
+    definitions,
+    membershipEnv,
 
-    /** Which of these id_list segments hold the member (one indexed probe per segment). */
-    memberOf,
+    /** For experiment targeting rules (tracking): the segments they name, id_list ones answering for this user. */
+    async targetingEnv(segmentIds: string[], userId: string): Promise<EvaluationEnv> {
+      if (segmentIds.length === 0) return {};
+      const defs = new Map((await definitions(segmentIds)).map((d) => [d.id, d]));
+      const idLists = [...defs.values()].filter((d) => d.kind === 'id_list').map((d) => d.id);
+      return membershipEnv(defs, idLists, userId, withoutMembers(defs));
+    },
   };
+}
+
+const NOBODY = (): boolean => false;
+
+/** The definitions compiled once, every id_list segment holding nobody: the base `membershipEnv` adds members to. */
+export function withoutMembers(definitions: ReadonlyMap<string, SegmentDefinition>): EvaluationEnv {
+  const compiled = new Map([...definitions].map(([id, def]): [string, CompiledSegment] => [id, compileSegment(def, NOBODY)]));
+  return { segments: (id) => compiled.get(id) };
 }
 
 /** Turns a definition into what the evaluator takes; id_list membership comes from a per-request lookup. */

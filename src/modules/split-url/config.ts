@@ -107,3 +107,8 @@ function toConfig(input: Static<typeof SplitUrlConfigInput>): SplitUrlConfig {
     canonical_url: input.canonical_url ?? null,
   };
 }
+
+/** For the experiments module where split URL is served (full profile): a sent configuration validated and normalised. */
+export const splitUrlConfigs = {
+  normalise: (value: unknown, loc: (string | number)[]): Record<string, unknown> => ({ ...normaliseSplitUrlConfig(value, loc) }),
+};

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
-import type { CreatedPeriod } from '../../db/paging.js';
 import type { Bus } from '../../platform/bus.js';
 import type { BatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { checkTargetingContext, collectSegmentIds, evaluateRuleSet, experimentSalt, isRuleSetShape, pickWeighted, type EvaluationEnv } from '../../targeting/index.js';
-import { EXPERIMENTS_CHANGED, type AssignableExperiment } from '../experiments/service.js';
+import type { AssignableExperiment } from '../experiments/read-model.js';
+import { EXPERIMENTS_CHANGED } from '../experiments/service.js';
 import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/service.js';
 import { isInHoldout } from '../holdout/membership.js';
 import { mutexSlot } from '../mutual-exclusion/membership.js';
@@ -14,7 +14,6 @@ import type {
   AssignBody, AssignmentReason, AssignmentView, BatchAssignBody, BatchTrackBody, EventView, TrackBody, TrackByIdsBody,
 } from './schemas.js';
 import * as store from './store.js';
-import { guardrailCounts, type GuardrailWindows } from './guardrail-read.js';
 import type { AssignmentRow, EventRow } from './store.js';
 import type { AssignmentWriter } from './writer.js';
 import { report, telemetry } from '../../platform/telemetry.js';
@@ -36,13 +35,14 @@ export interface TrackingDeps {
     findAssignableById(id: string): Promise<AssignableExperiment | undefined>;
     experimentOfVariant(variantId: string): Promise<string | undefined>;
   };
+  /** Flag ids for events tagged with a flag (the flags module's cached ruleset answers). */
   flags: { idByKey(key: string): Promise<string | undefined>; exists(id: string): Promise<boolean> };
   /** The active global holdout, if any (its module keeps it in memory). */
-  activeHoldout(): Promise<{ id: string; percentage: number } | null>;
+  holdout: { active(): Promise<{ id: string; percentage: number } | null> };
   /** Segments (and this user's id-list memberships) for `in_segment` conditions in experiment targeting rules. */
-  targetingEnv(segmentIds: string[], userId: string): Promise<EvaluationEnv>;
+  segments: { targetingEnv(segmentIds: string[], userId: string): Promise<EvaluationEnv> };
   /** Current bandit weights by variant id (null for a non-bandit experiment or one without state yet). */
-  banditWeights(experiment: AssignableExperiment): Promise<Record<string, number> | null>;
+  bandit: { weightsFor(experiment: AssignableExperiment): Promise<Record<string, number> | null> };
 }
 
 export type TrackingService = ReturnType<typeof createTrackingService>;
@@ -118,13 +118,13 @@ export function createTrackingService(deps: TrackingDeps) {
 
   /** Spec assignment rule 2: holdout, then mutual exclusion group, then targeting, for a user not yet enrolled. */
   async function eligibility(e: AssignableExperiment, userId: string, context: Record<string, unknown>): Promise<AssignmentReason> {
-    const holdout = await deps.activeHoldout();
+    const holdout = await deps.holdout.active();
     if (holdout && isInHoldout(holdout, userId)) return 'holdout';
     if (e.mutualExclusionGroup && mutexSlot(e.mutualExclusionGroup, userId) !== e.id) return 'mutual_exclusion';
     if (e.targetingRules && isRuleSetShape(e.targetingRules)) {
       let matched = false;
       try {
-        const env = await deps.targetingEnv(collectSegmentIds(e.targetingRules), userId);
+        const env = await deps.segments.targetingEnv(collectSegmentIds(e.targetingRules), userId);
         matched = evaluateRuleSet(e.targetingRules, { user_id: userId, ...context }, env);
       } catch {
         // A segment the rules name is missing or invalid: the user cannot be shown to match.
@@ -204,7 +204,7 @@ export function createTrackingService(deps: TrackingDeps) {
       let variantId = known.get(store.assignmentKey(e.id, body.user_id));
       if (!variantId) {
         const reason = await eligibility(e, body.user_id, body.context ?? {});
-        if (reason === 'assigned') variantId = await enroll(e, body.user_id, body.context, await deps.banditWeights(e), 'assign');
+        if (reason === 'assigned') variantId = await enroll(e, body.user_id, body.context, await deps.bandit.weightsFor(e), 'assign');
         else variantId = await existingVariant(e.id, body.user_id);
         if (!variantId) {
           report(telemetry.assignments, { outcome: reason, count: 1 });
@@ -227,7 +227,7 @@ export function createTrackingService(deps: TrackingDeps) {
         contextProblem(u.context, ['body', 'users', i, 'context'], `users[${i}]: `);
       });
       const e = await assignableExperiment(body.experiment_key);
-      const weights = await deps.banditWeights(e);
+      const weights = await deps.bandit.weightsFor(e);
       const existing = new Map((await store.findAssignmentsForUsers(db, e.id, body.users.map((u) => u.user_id))).map((a) => [a.userId, a.variantId]));
       const counts = { assigned: 0, holdout: 0, mutual_exclusion: 0, targeting: 0 };
       const assignments = [];
@@ -326,22 +326,5 @@ export function createTrackingService(deps: TrackingDeps) {
       }
       return out;
     },
-
-    /** For export: per-experiment and per-flag totals, and what was recorded in a period. */
-    experimentTotals: (experimentIds: string[]) => store.experimentTotals(db, experimentIds),
-    flagEventCounts: (flagIds: string[]) => store.flagEventCounts(db, flagIds),
-    periodCounts: (period: CreatedPeriod) => store.periodCounts(db, period),
-
-    /** For holdout results: users seen since a time, with their event names, and the assigned user count. */
-    usersSeenSince: (since: Date, limit: number) => store.usersSeenSince(db, since, limit),
-
-    /** For segment preview: recent assignment contexts (each with its user_id). */
-    sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
-
-    /** For guarded rollouts: guardrail event counts per user of the flag's exposed users and of the baseline. */
-    guardrailCounts: (windows: GuardrailWindows) => guardrailCounts(db, windows),
-
-    /** For the flags module: a deleted flag's events are kept, detached from it. */
-    detachFlag: (flagId: string) => store.detachFlagEvents(db, flagId),
   };
 }
