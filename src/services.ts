@@ -50,6 +50,7 @@ import { createRolloutSchedulesService } from './modules/rollout-schedules/servi
 import { createErrorReportsService } from './modules/error-reports/service.js';
 import { createSafetyService } from './modules/safety/service.js';
 import { createMetricsService } from './modules/metrics/service.js';
+import { createWarehouseService, experimentFacts } from './modules/warehouse/service.js';
 
 /** What the platform gives every service: storage, time, cross-process bus, cache and the audit writer. */
 export interface PlatformDeps {
@@ -202,7 +203,14 @@ export function createServices(deps: PlatformDeps) {
   const splitUrl = createSplitUrlService({ experiments });
   // The results engine is not wired yet: until it is, every export result column is empty (issue 8).
   const dataExport = createExportService({ clock, results: { resultsFor: (id) => results.exportResults(id) }, experiments, flags, tracking });
-  return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power };
+  const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
+  const warehouse = createWarehouseService({
+    db, audit, clock, config: config.warehouse,
+    experiment: experimentFacts((id) => experiments.get(id)),
+    onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
+  });
+  scheduler.register('warehouse-runs', 10, (now) => warehouse.tick(now));
+  return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power, warehouse };
 }
 
 export type Services = ReturnType<typeof createServices>;

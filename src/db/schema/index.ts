@@ -15,3 +15,4 @@ export * from './results.js';
 export * from './platform.js';
 export * from './rollout.js';
 export * from './safety.js';
+export * from './warehouse.js';

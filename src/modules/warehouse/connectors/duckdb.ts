@@ -1,0 +1,82 @@
+import { resolve, sep } from 'node:path';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { BoundParam, Statement, TableRef } from '../types.js';
+import { failure, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+
+const duckdb = lazyModule(() => import('@duckdb/node-api'));
+
+/**
+ * A database file inside WAREHOUSE_DUCKDB_DIR (issue 16): the path is relative to it, and anything that resolves
+ * outside it (`..`, an absolute path elsewhere) is refused, so a connection cannot open arbitrary files.
+ */
+export function duckdbFile(dir: string, path: string): string | undefined {
+  const root = resolve(dir);
+  const file = resolve(root, path);
+  return file.startsWith(root + sep) ? file : undefined;
+}
+
+function bindValue(param: BoundParam): DuckDBValue {
+  return param.value instanceof Date ? param.value.toISOString() : param.value;
+}
+
+/** DuckDB hands back BIGINT as bigint and timestamps as value objects; the JSON form is numbers and text. */
+function plainRows(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  return rows.map((row) =>
+    Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v === null ? null : typeof v === 'object' ? String(v) : v])),
+  );
+}
+
+export const duckdbDriver: Driver = {
+  type: 'duckdb',
+  billsByBytes: false,
+  keyPair: false,
+  settings: { path: { kind: 'string', required: true, maxLength: 1024 } },
+  credentials: {},
+  load: async () => (await duckdb()) !== undefined,
+  async open(settings, _credentials, options): Promise<WarehouseSession> {
+    const api = await duckdb();
+    if (!api) throw failure('connector_unavailable', undefined, 'The DuckDB driver is not installed');
+    const file = duckdbFile(options.duckdbDir, String(settings.path));
+    if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
+    let connection: DuckDBConnection;
+    try {
+      // Read only: an analysis never writes to the customer's data, and readers can share the file.
+      const instance = await api.DuckDBInstance.fromCache(file, { access_mode: 'READ_ONLY' });
+      connection = await instance.connect();
+      await connection.run("SET TimeZone = 'UTC'");
+    } catch (error) {
+      throw failure('connection_failed', error, 'Could not open the DuckDB database file');
+    }
+    const conn = connection;
+    async function query(text: string, values: DuckDBValue[], timeoutSeconds: number) {
+      try {
+        const reader = await withTimeout(timeoutSeconds, conn.runAndReadAll(text, values), () => conn.interrupt());
+        return plainRows(reader.getRowObjects());
+      } catch (error) {
+        throw failure('query_failed', error, 'DuckDB refused the statement');
+      }
+    }
+    return {
+      async ping(timeoutSeconds) {
+        await query('SELECT 1', [], timeoutSeconds);
+      },
+      async columns(table: TableRef, timeoutSeconds) {
+        const [schema, name] = table;
+        const rows = await query(
+          'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+          [schema, name],
+          timeoutSeconds,
+        );
+        if (rows.length === 0) return undefined;
+        return new Map(rows.map((r) => [String(r.column_name), String(r.data_type)]));
+      },
+      async run(statement: Statement, limits): Promise<StatementResult> {
+        const started = performance.now();
+        const rows = await query(statement.text, statement.params.map(bindValue), limits.timeoutSeconds);
+        return { rows, elapsedMs: Math.round(performance.now() - started) };
+      },
+      cancel: async () => conn.interrupt(),
+      close: async () => conn.closeSync(),
+    };
+  },
+};
