@@ -51,6 +51,7 @@ export interface RunQueueDeps {
 
 export function createRunQueue(deps: RunQueueDeps) {
   const { db, clock, gate } = deps;
+  /** Pumps looking for work and runs executing: drain waits until both are empty. */
   const active = new Set<Promise<void>>();
   let slotsReady: Promise<void> | undefined;
   let stopped = false;
@@ -89,7 +90,13 @@ export function createRunQueue(deps: RunQueueDeps) {
   }
 
   /** Starts runs while this process has a free job and the deployment a free slot. */
-  async function pump(): Promise<void> {
+  function pump(): Promise<void> {
+    const pumping: Promise<void> = claimAndStart().finally(() => active.delete(pumping));
+    active.add(pumping);
+    return pumping;
+  }
+
+  async function claimAndStart(): Promise<void> {
     while (!stopped) {
       const release = gate.tryAcquire();
       if (!release) return;
@@ -126,7 +133,7 @@ export function createRunQueue(deps: RunQueueDeps) {
       await pump();
       while (active.size > 0) {
         await Promise.all([...active]);
-        await pump();
+        if (active.size === 0) await pump();
       }
     },
     /** Fails runs whose worker is gone (expired lease) and frees their slots. */
