@@ -1,3 +1,4 @@
+import { DuckDBInstance } from '@duckdb/node-api';
 import { studentTQuantile, studentTTwoSidedP } from '../../src/stats/index.js';
 
 /**
@@ -158,3 +159,26 @@ export function meanInterval(values: number[]): [number, number] {
 
 /** Timestamp text both DuckDB and Postgres read as UTC wall time. */
 export const sqlTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+
+/** A DuckDB file of the seeded tables (main.exposures, main.events), closed before the app opens it read only. */
+export async function seedDuckDb(file: string): Promise<void> {
+  const data = seedData();
+  const instance = await DuckDBInstance.create(file);
+  const c = await instance.connect();
+  await c.run('CREATE TABLE exposures (user_id VARCHAR, variant VARCHAR, ts TIMESTAMP, country VARCHAR)');
+  await c.run('CREATE TABLE events (user_id VARCHAR, ts TIMESTAMP, amount DOUBLE)');
+  const appender = await c.createAppender('exposures');
+  for (const e of data.exposures) {
+    appender.appendVarchar(e.user_id);
+    appender.appendVarchar(e.variant);
+    appender.appendVarchar(sqlTime(e.ts));
+    appender.appendVarchar(e.country);
+    appender.endRow();
+  }
+  appender.closeSync();
+  for (const e of data.events) {
+    await c.run('INSERT INTO events VALUES ($1, CAST($2 AS TIMESTAMP), $3)', [e.user_id, sqlTime(e.ts), e.amount]);
+  }
+  c.closeSync();
+  instance.closeSync();
+}
