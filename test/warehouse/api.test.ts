@@ -1,10 +1,15 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, sign, verify } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLogs } from '../../src/db/schema/audit.js';
+import { warehouseConnections } from '../../src/db/schema/warehouse.js';
+import { DRIVERS } from '../../src/modules/warehouse/connectors/index.js';
+import { createKeyring } from '../../src/modules/warehouse/credentials.js';
+import { createWarehouseService } from '../../src/modules/warehouse/service.js';
+import { createAuditLog } from '../../src/platform/audit.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { experiment } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -349,5 +354,32 @@ describe('runs', () => {
     const other = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: KEY_1 });
     await other.services.warehouse.drain();
     expect((await get(t, admin, `/runs/${next.json().id}`)).json().status).toBe('succeeded');
+  });
+});
+
+describe('key pairs', () => {
+  it('regenerates an RSA pair for a key-pair warehouse: the public key once, the private key sealed with the credentials', async () => {
+    // The Snowflake driver is optional and not installed here: a service whose Snowflake driver "loads" stands in.
+    const drivers = { ...DRIVERS, snowflake: { ...DRIVERS.snowflake, load: async () => true } };
+    const config = { ...t.main.config.warehouse };
+    const service = createWarehouseService({
+      db: t.database.db, audit: createAuditLog({ clock }), clock, config, drivers,
+      experiment: async () => undefined, onError: (error) => { throw error; },
+    });
+    const actor = { kind: 'user' as const, id: admin.id, username: admin.username, email: null, fullName: null, role: 'ADMIN' as const, isSuperuser: false, isActive: true };
+    const created = await service.createConnection(actor, {
+      name: 'SF', warehouse_type: 'snowflake', settings: { account: 'acme-eu', warehouse: 'ANALYTICS_WH', role: 'ANALYST_RO' }, credentials: { username: 'uplift' },
+    });
+    const key = await service.regenerateKey(actor, created.id);
+    expect(key.public_key).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect(key.public_key_fingerprint).toMatch(/^SHA256:/);
+    const [row] = await t.database.db.select().from(warehouseConnections).where(eq(warehouseConnections.id, created.id));
+    const sealed = createKeyring(config.credentialsKeys!).open(row.encryptedCredentials, created.id)!;
+    expect(sealed.username).toBe('uplift');
+    const signature = sign('sha256', Buffer.from('proof'), sealed.private_key);
+    expect(verify('sha256', Buffer.from('proof'), key.public_key, signature)).toBe(true);
+    await expect(service.createConnection(actor, {
+      name: 'SF admin', warehouse_type: 'snowflake', settings: { account: 'a', warehouse: 'w', role: 'accountadmin' }, credentials: { username: 'u' },
+    })).rejects.toMatchObject({ statusCode: 422, detail: [expect.objectContaining({ type: 'admin_role_refused', loc: ['body', 'settings', 'role'] })] });
   });
 });

@@ -35,6 +35,8 @@ beforeAll(async () => {
     await owner.query(`INSERT INTO ${SCHEMA}.exposures VALUES ($1, $2, $3, $4)`, [e.user_id, e.variant, sqlTime(e.ts), e.country]);
   }
   for (const e of data.events) await owner.query(`INSERT INTO ${SCHEMA}.events VALUES ($1, $2, $3)`, [e.user_id, e.ts.toISOString(), e.amount]);
+  // A table that takes two seconds to read, to meet the statement timeout.
+  await owner.query(`CREATE VIEW ${SCHEMA}.slow_exposures AS SELECT e.* FROM ${SCHEMA}.exposures e, pg_sleep(2)`);
   await owner.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${ROLE}`);
   await owner.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO ${ROLE}`);
   t = await testApp({ env: { WAREHOUSE_CREDENTIALS_KEYS: randomBytes(32).toString('base64') } });
@@ -62,6 +64,23 @@ describe('warehouse analysis on PostgreSQL', () => {
     // The filter value is bound, never spliced into the text.
     expect(run.sql.join('\n')).not.toMatch(/'DE'/);
     expect(run.sql[0]).toContain('"country" = $3');
+  });
+
+  it('stops a statement at query_timeout_seconds and fails the run with query_timeout', async () => {
+    const created = await post(t, admin, '/connections', {
+      name: 'Slow replica', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: ROLE, password: PASSWORD }, query_timeout_seconds: 1,
+    });
+    const source = await post(t, admin, '/sources', {
+      kind: 'assignment', connection_id: created.json().id, name: 'Slow', table: `${SCHEMA}.slow_exposures`,
+      columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
+    });
+    expect((await post(t, admin, `/sources/${source.json().id}/validate`)).json()).toEqual({ valid: true, errors: [] });
+    const preview = await post(t, admin, `/sources/${source.json().id}/preview`, { window_start: '2026-03-01T00:00:00', window_end: '2026-03-15T00:00:00' });
+    expect(preview.statusCode, preview.body).toBe(202);
+    await t.services.warehouse.drain();
+    const run = (await t.inject({ method: 'GET', url: `/api/v1/warehouse/analysis/runs/${preview.json().id}`, headers: admin.headers })).json();
+    expect(run).toMatchObject({ status: 'failed', error_code: 'query_timeout', preview: null });
+    expect(run.sql).toHaveLength(1);
   });
 
   it('refuses a superuser connection when testing it (spec rule 6)', async () => {
