@@ -177,17 +177,8 @@ function toSourceView(row: WarehouseSourceRow): SourceView {
 }
 
 function snapshotOf(row: WarehouseSourceRow): SourceSnapshot {
-  return {
-    id: row.id,
-    kind: row.kind,
-    name: row.name,
-    table: row.tableName,
-    columns: row.columns,
-    metric_type: row.metricType,
-    conversion_window_hours: row.conversionWindowHours,
-    filters: row.filters,
-    cap_value: row.capValue,
-  };
+  const { connection_id: _c, validated_at: _v, validation_errors: _e, created_at: _a, updated_at: _u, ...definition } = toSourceView(row);
+  return definition;
 }
 
 function toRunView(row: WarehouseRunRow): RunView {

@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
 const duckdb = lazyModule(() => import('@duckdb/node-api'));
 
@@ -63,7 +63,7 @@ export const duckdbDriver: Driver = {
       async columns(table: TableRef, timeoutSeconds) {
         const [schema, name] = table;
         const rows = await query(
-          'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+          INFORMATION_SCHEMA_COLUMNS,
           [schema, name],
           timeoutSeconds,
         );

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Statement, TableRef } from '../types.js';
 import {
   failure,
+  INFORMATION_SCHEMA_COLUMNS,
   WarehouseError,
   withTimeout,
   type Credentials,
@@ -118,7 +119,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     async columns(table: TableRef, timeoutSeconds) {
       const [schema, name] = table;
       const { rows } = await query(
-        'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2',
+        INFORMATION_SCHEMA_COLUMNS,
         [schema, name],
         timeoutSeconds,
       );

@@ -111,3 +111,7 @@ export function failure(code: WarehouseErrorCode, error: unknown, fallback: stri
   const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
   return new WarehouseError(code, message);
 }
+
+/** Column names and types of one table from the standard information schema (Postgres, Redshift, DuckDB). */
+export const INFORMATION_SCHEMA_COLUMNS =
+  'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2';
