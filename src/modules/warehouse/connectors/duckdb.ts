@@ -1,5 +1,5 @@
 import { resolve, sep } from 'node:path';
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { BoundParam, Statement, TableRef } from '../types.js';
 import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
@@ -13,6 +13,33 @@ export function duckdbFile(dir: string, path: string): string | undefined {
   const root = resolve(dir);
   const file = resolve(root, path);
   return file.startsWith(root + sep) ? file : undefined;
+}
+
+/**
+ * Open files, shared by the sessions of this process (DuckDB allows one instance per file and process) and closed
+ * when the last session ends, so the file's own writers are not locked out between runs.
+ */
+const openFiles = new Map<string, { instance: Promise<DuckDBInstance>; sessions: number }>();
+
+function acquire(api: NonNullable<Awaited<ReturnType<typeof duckdb>>>, file: string): Promise<DuckDBInstance> {
+  let entry = openFiles.get(file);
+  if (!entry) {
+    // Read only: an analysis never writes to the customer's data.
+    entry = { instance: api.DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }), sessions: 0 };
+    openFiles.set(file, entry);
+    entry.instance.catch(() => openFiles.delete(file));
+  }
+  entry.sessions += 1;
+  return entry.instance;
+}
+
+async function release(file: string): Promise<void> {
+  const entry = openFiles.get(file);
+  if (!entry) return;
+  entry.sessions -= 1;
+  if (entry.sessions > 0) return;
+  openFiles.delete(file);
+  (await entry.instance).closeSync();
 }
 
 function bindValue(param: BoundParam): DuckDBValue {
@@ -40,11 +67,10 @@ export const duckdbDriver: Driver = {
     if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
     let connection: DuckDBConnection;
     try {
-      // Read only: an analysis never writes to the customer's data, and readers can share the file.
-      const instance = await api.DuckDBInstance.fromCache(file, { access_mode: 'READ_ONLY' });
-      connection = await instance.connect();
+      connection = await (await acquire(api, file)).connect();
       await connection.run("SET TimeZone = 'UTC'");
     } catch (error) {
+      await release(file).catch(() => undefined);
       throw failure('connection_failed', error, 'Could not open the DuckDB database file');
     }
     const conn = connection;
@@ -76,7 +102,10 @@ export const duckdbDriver: Driver = {
         return { rows, elapsedMs: Math.round(performance.now() - started) };
       },
       cancel: async () => conn.interrupt(),
-      close: async () => conn.closeSync(),
+      close: async () => {
+        conn.closeSync();
+        await release(file);
+      },
     };
   },
 };
