@@ -209,7 +209,7 @@ export function createServices(deps: PlatformDeps) {
     experiment: experimentFacts((id) => experiments.get(id)),
     onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
   });
-  scheduler.register('warehouse-runs', 10, (now) => warehouse.tick(now));
+  scheduler.register('warehouse-runs', 60, (now) => warehouse.tick(now));
   return { users, apiKeys, auth, rbac, integrations, segments, flags, sdk, experiments, mutualExclusion, holdout, wizard, scheduler, schedulerHealth, events, assignmentWriter, tracking, counters, bandit, auditLogs, compliance, notifications, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, rolloutSchedules, errorReports, safety, metrics, results, interactions, power, warehouse };
 }
 

@@ -17,6 +17,7 @@ const ROLE = `wh_reader_${suffix}`;
 const SCHEMA = `wh_shop_${suffix}`;
 const PASSWORD = `pw-${randomUUID()}`;
 
+const key = randomBytes(32).toString('base64');
 let t: TestApp;
 let admin: TestUser;
 let owner: pg.Client;
@@ -37,9 +38,10 @@ beforeAll(async () => {
   for (const e of data.events) await owner.query(`INSERT INTO ${SCHEMA}.events VALUES ($1, $2, $3)`, [e.user_id, e.ts.toISOString(), e.amount]);
   // A table that takes two seconds to read, to meet the statement timeout.
   await owner.query(`CREATE VIEW ${SCHEMA}.slow_exposures AS SELECT e.* FROM ${SCHEMA}.exposures e, pg_sleep(2)`);
+  await owner.query(`CREATE VIEW ${SCHEMA}.stuck_exposures AS SELECT e.* FROM ${SCHEMA}.exposures e, pg_sleep(120)`);
   await owner.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${ROLE}`);
   await owner.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO ${ROLE}`);
-  t = await testApp({ env: { WAREHOUSE_CREDENTIALS_KEYS: randomBytes(32).toString('base64') } });
+  t = await testApp({ env: { WAREHOUSE_CREDENTIALS_KEYS: key } });
   admin = await t.user({ role: 'ADMIN' });
 });
 
@@ -81,6 +83,26 @@ describe('warehouse analysis on PostgreSQL', () => {
     const run = (await t.inject({ method: 'GET', url: `/api/v1/warehouse/analysis/runs/${preview.json().id}`, headers: admin.headers })).json();
     expect(run).toMatchObject({ status: 'failed', error_code: 'query_timeout', preview: null });
     expect(run.sql).toHaveLength(1);
+  });
+
+  it('cancels the statement of a running run at shutdown and records the run as interrupted', async () => {
+    const created = await post(t, admin, '/connections', {
+      name: 'Slow replica 2', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: ROLE, password: PASSWORD }, query_timeout_seconds: 600,
+    });
+    const source = await post(t, admin, '/sources', {
+      kind: 'assignment', connection_id: created.json().id, name: 'Stuck', table: `${SCHEMA}.stuck_exposures`,
+      columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
+    });
+    await post(t, admin, `/sources/${source.json().id}/validate`);
+    const other = await t.spawn({ WAREHOUSE_CREDENTIALS_KEYS: key });
+    const url = `/api/v1/warehouse/analysis/sources/${source.json().id}/preview`;
+    const preview = await other.app.inject({ method: 'POST', url, headers: admin.headers, payload: {} });
+    expect(preview.statusCode).toBe(202);
+    const read = async () => (await t.inject({ method: 'GET', url: `/api/v1/warehouse/analysis/runs/${preview.json().id}`, headers: admin.headers })).json();
+    // The other server starts the run as soon as it is queued; wait (by reading, not sleeping) until it is running.
+    for (let i = 0; i < 10_000 && (await read()).status !== 'running'; i++);
+    await other.app.close();
+    expect(await read()).toMatchObject({ status: 'failed', error_code: 'interrupted' });
   });
 
   it('refuses a superuser connection when testing it (spec rule 6)', async () => {

@@ -37,7 +37,7 @@ import {
   type MetricSourcePlan,
   type Window,
 } from './plan.js';
-import { createJobGate, createRunQueue, type RunOutcome } from './runs.js';
+import { createJobGate, createRunQueue, INTERRUPTED, type RunOutcome } from './runs.js';
 import type {
   ConnectionCreate,
   ConnectionTestBody,
@@ -210,6 +210,9 @@ export function createWarehouseService(deps: WarehouseDeps) {
   const drivers = deps.drivers ?? DRIVERS;
   const keyring: Keyring | undefined = config.credentialsKeys ? createKeyring(config.credentialsKeys) : undefined;
   const gate = createJobGate(config.maxConcurrentJobs);
+  /** Sessions of runs executing in this process: shutdown cancels their statements rather than wait for them. */
+  const running = new Set<WarehouseSession>();
+  let stopping = false;
   const queue = createRunQueue({
     db,
     clock,
@@ -531,9 +534,12 @@ export function createWarehouseService(deps: WarehouseDeps) {
       const limits = { timeoutSeconds: connection.queryTimeoutSeconds, maxBytes: driver.billsByBytes ? (connection.bytesLimit ?? config.maxBytesPerQuery) : undefined };
       session = await openSession(type, connection.settings, credentials, Math.min(CHECK_SECONDS, connection.queryTimeoutSeconds));
       const open = session;
+      running.add(open);
       const window: Window = { start: new Date(definition.window.start), end: new Date(definition.window.end) };
       const statements: Array<Record<string, unknown>> = [];
       const send = async (kind: string, statement: Statement, extra: Record<string, unknown> = {}) => {
+        // Shutdown began while the session opened or between statements: send nothing more.
+        if (stopping) throw new RunFailure(INTERRUPTED, 'The server stopped while the run was executing');
         if (!isSingleSelect(statement.text)) throw new WarehouseError('not_single_select', 'Only a single SELECT may run');
         sent.push(statement.text);
         const result = await open.run(statement, limits);
@@ -599,11 +605,13 @@ export function createWarehouseService(deps: WarehouseDeps) {
         sql: sent,
       };
     } catch (error) {
+      if (stopping) return { status: 'failed', errorCode: INTERRUPTED, errorMessage: 'The server stopped while the run was executing', sql: sent };
       if (error instanceof RunFailure || error instanceof WarehouseError) {
         return { status: 'failed', errorCode: error.code, errorMessage: error.message, sql: sent };
       }
       throw error;
     } finally {
+      if (session) running.delete(session);
       await session?.close().catch(() => undefined);
     }
   }
@@ -943,7 +951,13 @@ export function createWarehouseService(deps: WarehouseDeps) {
     },
 
     drain: () => queue.drain(),
-    stop: () => queue.stop(),
+    /** Shutdown: no new runs start, statements in flight are cancelled and their runs fail as interrupted. */
+    async stop(): Promise<void> {
+      stopping = true;
+      const stopped = queue.stop();
+      await Promise.all([...running].map((session) => session.cancel().catch(() => undefined)));
+      await stopped;
+    },
   };
 }
 
