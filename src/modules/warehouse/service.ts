@@ -1,6 +1,6 @@
 import { generateKeyPairSync, createHash, randomUUID, createPublicKey } from 'node:crypto';
 import type { WarehouseConfig } from '../../config.js';
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { WarehouseConnectionRow, WarehouseRunRow, WarehouseSourceRow } from '../../db/schema/warehouse.js';
 import type { AuditLog } from '../../platform/audit.js';
@@ -351,7 +351,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
     });
   }
 
-  async function connectionOr404(id: string, forUpdate = false, executor = db as Db | Parameters<typeof store.findConnection>[0]) {
+  async function connectionOr404(id: string, forUpdate = false, executor: Executor = db) {
     const row = await store.findConnection(executor, id, forUpdate);
     if (!row) throw CONNECTION_NOT_FOUND();
     return row;
@@ -416,7 +416,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
   }
 
   /** Spec limits: max_runs_per_day analyses and previews per UTC day, counted whatever the outcome. */
-  async function assertDailyRoom(tx: Parameters<typeof store.countRunsSince>[0], connection: WarehouseConnectionRow): Promise<void> {
+  async function assertDailyRoom(tx: Executor, connection: WarehouseConnectionRow): Promise<void> {
     const now = clock.now();
     const dayStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     const resets = new Date(dayStart.getTime() + DAY_MS);
