@@ -350,6 +350,8 @@ describe('runs', () => {
     // Queued while this server has no slot, then run by another server once slots free up.
     await t.database.exec(`UPDATE warehouse_run_slots SET run_id = '${randomUUID()}'`);
     const next = await post(t, admin, `/sources/${assignment}/preview`, windowBody);
+    // This server's own look for work (started by the POST) ends finding no slot before the slots free up.
+    await t.services.warehouse.drain();
     await t.database.exec('UPDATE warehouse_run_slots SET run_id = NULL');
     const other = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: KEY_1 });
     await other.services.warehouse.drain();
