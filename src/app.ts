@@ -135,6 +135,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     app.addHook('onClose', async () => {
       // A tick in progress finishes before the database it writes to closes.
       await services.scheduler.stop();
+      // Warehouse runs in flight finish (and free their slots) before the database closes.
+      await services.warehouse.stop();
       // Events already queued are written before the connections go.
       await services.assignmentWriter.drain();
       await services.events.drain();

@@ -57,6 +57,8 @@ export interface Config {
   sdkStreamHeartbeatSeconds: number;
   /** CORS_ORIGINS: origins allowed to call the client-facing routes from a browser (`*`: any); empty: no CORS. */
   corsOrigins: string[];
+  /** Warehouse analysis (full profile, beta): see WarehouseConfig. */
+  warehouse: WarehouseConfig;
 }
 
 export interface IdpConfig {
@@ -75,6 +77,24 @@ export interface IdpConfig {
   groupRoles: Record<string, Role>;
   /** IDP_ADMIN_GROUPS: membership gives is_superuser and ADMIN. */
   adminGroups: string[];
+}
+
+export interface WarehouseConfig {
+  /**
+   * WAREHOUSE_CREDENTIALS_KEYS: comma-separated base64 32-byte keys, newest first (writes use the first, every one
+   * decrypts). Unset: connection routes answer 503 credentials_unavailable. Malformed: refused at startup in staging
+   * and production, treated as unset elsewhere.
+   */
+  credentialsKeys: Buffer[] | undefined;
+  maxQueryTimeoutSeconds: number;
+  maxBytesPerQuery: number;
+  maxRunsPerDay: number;
+  /** Warehouse calls in flight per process; a call finding none free gets 429 warehouse_busy. */
+  maxConcurrentJobs: number;
+  /** Runs executing at once across the deployment (the rest wait queued). */
+  maxConcurrentRuns: number;
+  /** WAREHOUSE_DUCKDB_DIR: DuckDB connection paths resolve inside it (default DATA_DIR/warehouse). */
+  duckdbDir: string;
 }
 
 export interface SmtpConfig {
@@ -324,6 +344,27 @@ function parseKey32(env: Env, name: string): Buffer | undefined {
   return Buffer.from(raw, isHex ? 'hex' : 'base64');
 }
 
+function parseCredentialsKeys(env: Env, strict: boolean): Buffer[] | undefined {
+  const items = parseList(env, 'WAREHOUSE_CREDENTIALS_KEYS');
+  if (items.length === 0) return undefined;
+  const keys = items.filter((item) => /^[A-Za-z0-9+/_-]{43}=?$/.test(item)).map((item) => Buffer.from(item, 'base64'));
+  if (keys.length === items.length && keys.every((k) => k.length === 32)) return keys;
+  if (strict) throw new ConfigError('WAREHOUSE_CREDENTIALS_KEYS must list base64 keys of 32 bytes, separated by commas');
+  return undefined;
+}
+
+function parseWarehouse(env: Env, environment: Config['environment'], dataDir: string): WarehouseConfig {
+  return {
+    credentialsKeys: parseCredentialsKeys(env, environment === 'staging' || environment === 'production'),
+    maxQueryTimeoutSeconds: parseInteger(env, 'WAREHOUSE_MAX_QUERY_TIMEOUT_SECONDS', 1800, 1, 86_400),
+    maxBytesPerQuery: parseInteger(env, 'WAREHOUSE_MAX_BYTES_PER_QUERY', 214_748_364_800, 1, Number.MAX_SAFE_INTEGER),
+    maxRunsPerDay: parseInteger(env, 'WAREHOUSE_MAX_RUNS_PER_DAY', 200, 1, 100_000),
+    maxConcurrentJobs: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_JOBS', 4, 1, 256),
+    maxConcurrentRuns: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_RUNS', 2, 1, 1000),
+    duckdbDir: env.WAREHOUSE_DUCKDB_DIR?.trim() || `${dataDir}/warehouse`,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const environment = parseChoice(env, 'ENVIRONMENT', 'development', ['development', 'test', 'staging', 'production']);
   const secret = env.SECRET_KEY?.trim();
@@ -373,6 +414,7 @@ export function loadConfig(env: Env = process.env): Config {
     webDistDir: env.WEB_DIST_DIR?.trim() || 'web/dist',
     sdkStreamHeartbeatSeconds: parseInteger(env, 'SDK_STREAM_HEARTBEAT_SECONDS', 15, 1, 60),
     corsOrigins: parseCorsOrigins(env),
+    warehouse: parseWarehouse(env, environment, env.DATA_DIR?.trim() || './data'),
   };
 }
 

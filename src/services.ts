@@ -52,6 +52,7 @@ import { createRolloutSchedulesService } from './modules/rollout-schedules/servi
 import { createErrorReportsService } from './modules/error-reports/service.js';
 import { createSafetyService } from './modules/safety/service.js';
 import { createMetricsService } from './modules/metrics/service.js';
+import { createWarehouseService, experimentFacts } from './modules/warehouse/service.js';
 
 /** What the platform gives every service: storage, time, cross-process bus, cache and the audit writer. */
 export interface PlatformDeps {
@@ -187,6 +188,13 @@ export function createServices(deps: PlatformDeps) {
   const splitUrl = createSplitUrlService({ experiments });
   const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, tracking: trackingData });
 
+  const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
+  const warehouse = createWarehouseService({
+    db, audit, clock, config: config.warehouse,
+    experiment: experimentFacts(experiments.get),
+    onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
+  });
+
   // Background jobs, in the order a tick runs them.
   const scheduler = createScheduler({
     database: deps.database,
@@ -203,6 +211,7 @@ export function createServices(deps: PlatformDeps) {
   scheduler.register('rollout-guardrails', 60, rolloutSchedules.runGuardrails);
   scheduler.register('rollout-stages', 60, rolloutSchedules.runDue);
   scheduler.register('event-partitions', 3_600, trackingData.ensurePartitions);
+  scheduler.register('warehouse-runs', 60, warehouse.tick);
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
 
   return {
@@ -212,7 +221,7 @@ export function createServices(deps: PlatformDeps) {
     events, assignmentWriter, bandit, tracking, counters,
     results, interactions, power,
     rolloutSchedules, errorReports, safety, metrics,
-    auditLogs, compliance, ai, llmExperiments, workspaces, etl, splitUrl, dataExport,
+    auditLogs, compliance, ai, llmExperiments, workspaces, etl, splitUrl, dataExport, warehouse,
     scheduler, schedulerHealth,
   };
 }

@@ -38,6 +38,7 @@ import { rolloutSchedulesRoutes } from './rollout-schedules/routes.js';
 import { safetyRoutes } from './safety/routes.js';
 import { errorReportsRoutes } from './error-reports/routes.js';
 import { metricsRoutes } from './metrics/routes.js';
+import { warehouseRoutes } from './warehouse/routes.js';
 
 export interface ModuleContext {
   services: Services;
@@ -270,6 +271,12 @@ export const MODULES: ModuleEntry[] = [
     name: 'metrics',
     profiles: EVERY_PROFILE,
     register: (app, { services }) => app.register(metricsRoutes, { prefix: '/api/v1/metrics', metrics: services.metrics }),
+  },
+  {
+    name: 'warehouse',
+    profiles: ['full'],
+    register: (app, { services }) =>
+      app.register(warehouseRoutes, { prefix: '/api/v1/warehouse/analysis', warehouse: services.warehouse }),
   },
 ];
 

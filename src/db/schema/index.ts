@@ -21,3 +21,4 @@ export * from './workspaces.js';
 export * from './rollout-schedules.js';
 export * from './safety.js';
 export * from './error-reports.js';
+export * from './warehouse.js';

@@ -1,0 +1,77 @@
+import type { Statement, TableRef } from '../types.js';
+import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+
+const databricks = lazyModule(() => import('@databricks/sql'));
+
+export const databricksDriver: Driver = {
+  type: 'databricks',
+  billsByBytes: false,
+  keyPair: false,
+  settings: {
+    host: { kind: 'string', required: true, maxLength: 255 },
+    http_path: { kind: 'string', required: true, maxLength: 512 },
+  },
+  credentials: { token: { kind: 'string', required: true, maxLength: 4096 } },
+  load: async () => (await databricks()) !== undefined,
+  async open(settings, credentials, options): Promise<WarehouseSession> {
+    const api = await databricks();
+    if (!api) throw new WarehouseError('connector_unavailable', 'The Databricks driver is not installed');
+    const client = new api.DBSQLClient();
+    let session: Awaited<ReturnType<InstanceType<typeof api.DBSQLClient>['openSession']>>;
+    let running: { cancel(): Promise<unknown> } | undefined;
+    try {
+      await withTimeout(options.connectTimeoutSeconds, client.connect({ host: String(settings.host), path: String(settings.http_path), token: credentials.token }), () => client.close());
+      session = await client.openSession({ configuration: { TIMEZONE: 'UTC' } });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw failure('connection_failed', error, 'Could not sign in to Databricks');
+    }
+    async function query(text: string, named: Record<string, string | number | boolean | Date>, timeoutSeconds: number) {
+      try {
+        const operation = await session.executeStatement(text, { namedParameters: named, queryTimeout: timeoutSeconds });
+        running = operation;
+        const rows = await withTimeout(timeoutSeconds, operation.fetchAll(), () => operation.cancel());
+        await operation.close();
+        return rows as Record<string, unknown>[];
+      } catch (error) {
+        throw failure('query_failed', error, 'Databricks refused the statement');
+      } finally {
+        running = undefined;
+      }
+    }
+    try {
+      // Workspace administrators belong to the built-in `admins` group.
+      const [row] = await query("SELECT is_member('admins') AS is_admin", {}, options.connectTimeoutSeconds);
+      if (row?.is_admin === true) {
+        throw new WarehouseError('admin_role_refused', 'The token belongs to a workspace administrator; use a service principal with read access');
+      }
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw failure('connection_failed', error, 'Could not sign in to Databricks');
+    }
+    return {
+      async ping(timeoutSeconds) {
+        await query('SELECT 1', {}, timeoutSeconds);
+      },
+      async columns(table: TableRef, timeoutSeconds) {
+        const [catalog, schema, name] = table;
+        const rows = await query(
+          'SELECT column_name, data_type FROM system.information_schema.columns WHERE table_catalog = :catalog AND table_schema = :schema AND table_name = :name',
+          { catalog, schema, name },
+          timeoutSeconds,
+        );
+        return rows.length ? new Map(rows.map((r) => [String(r.column_name), String(r.data_type)])) : undefined;
+      },
+      async run(statement: Statement, limits): Promise<StatementResult> {
+        const started = performance.now();
+        const named = Object.fromEntries(statement.params.map((p, i) => [`p${i + 1}`, p.value]));
+        const rows = await query(statement.text, named, limits.timeoutSeconds);
+        return { rows, elapsedMs: Math.round(performance.now() - started) };
+      },
+      cancel: async () => {
+        await running?.cancel();
+      },
+      close: () => client.close().then(() => undefined),
+    };
+  },
+};

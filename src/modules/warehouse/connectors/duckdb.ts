@@ -1,0 +1,111 @@
+import { resolve, sep } from 'node:path';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import type { BoundParam, Statement, TableRef } from '../types.js';
+import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+
+const duckdb = lazyModule(() => import('@duckdb/node-api'));
+
+/**
+ * A database file inside WAREHOUSE_DUCKDB_DIR (issue 16): the path is relative to it, and anything that resolves
+ * outside it (`..`, an absolute path elsewhere) is refused, so a connection cannot open arbitrary files.
+ */
+export function duckdbFile(dir: string, path: string): string | undefined {
+  const root = resolve(dir);
+  const file = resolve(root, path);
+  return file.startsWith(root + sep) ? file : undefined;
+}
+
+/**
+ * Open files, shared by the sessions of this process (DuckDB allows one instance per file and process) and closed
+ * when the last session ends, so the file's own writers are not locked out between runs.
+ */
+const openFiles = new Map<string, { instance: Promise<DuckDBInstance>; sessions: number }>();
+
+function acquire(api: NonNullable<Awaited<ReturnType<typeof duckdb>>>, file: string): Promise<DuckDBInstance> {
+  let entry = openFiles.get(file);
+  if (!entry) {
+    // Read only: an analysis never writes to the customer's data.
+    entry = { instance: api.DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }), sessions: 0 };
+    openFiles.set(file, entry);
+    entry.instance.catch(() => openFiles.delete(file));
+  }
+  entry.sessions += 1;
+  return entry.instance;
+}
+
+async function release(file: string): Promise<void> {
+  const entry = openFiles.get(file);
+  if (!entry) return;
+  entry.sessions -= 1;
+  if (entry.sessions > 0) return;
+  openFiles.delete(file);
+  (await entry.instance).closeSync();
+}
+
+function bindValue(param: BoundParam): DuckDBValue {
+  return param.value instanceof Date ? param.value.toISOString() : param.value;
+}
+
+/** DuckDB hands back BIGINT as bigint and timestamps as value objects; the JSON form is numbers and text. */
+function plainRows(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  return rows.map((row) =>
+    Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v === null ? null : typeof v === 'object' ? String(v) : v])),
+  );
+}
+
+export const duckdbDriver: Driver = {
+  type: 'duckdb',
+  billsByBytes: false,
+  keyPair: false,
+  settings: { path: { kind: 'string', required: true, maxLength: 1024 } },
+  credentials: {},
+  load: async () => (await duckdb()) !== undefined,
+  async open(settings, _credentials, options): Promise<WarehouseSession> {
+    const api = await duckdb();
+    if (!api) throw failure('connector_unavailable', undefined, 'The DuckDB driver is not installed');
+    const file = duckdbFile(options.duckdbDir, String(settings.path));
+    if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
+    let connection: DuckDBConnection;
+    try {
+      connection = await (await acquire(api, file)).connect();
+      await connection.run("SET TimeZone = 'UTC'");
+    } catch (error) {
+      await release(file).catch(() => undefined);
+      throw failure('connection_failed', error, 'Could not open the DuckDB database file');
+    }
+    const conn = connection;
+    async function query(text: string, values: DuckDBValue[], timeoutSeconds: number) {
+      try {
+        const reader = await withTimeout(timeoutSeconds, conn.runAndReadAll(text, values), () => conn.interrupt());
+        return plainRows(reader.getRowObjects());
+      } catch (error) {
+        throw failure('query_failed', error, 'DuckDB refused the statement');
+      }
+    }
+    return {
+      async ping(timeoutSeconds) {
+        await query('SELECT 1', [], timeoutSeconds);
+      },
+      async columns(table: TableRef, timeoutSeconds) {
+        const [schema, name] = table;
+        const rows = await query(
+          INFORMATION_SCHEMA_COLUMNS,
+          [schema, name],
+          timeoutSeconds,
+        );
+        if (rows.length === 0) return undefined;
+        return new Map(rows.map((r) => [String(r.column_name), String(r.data_type)]));
+      },
+      async run(statement: Statement, limits): Promise<StatementResult> {
+        const started = performance.now();
+        const rows = await query(statement.text, statement.params.map(bindValue), limits.timeoutSeconds);
+        return { rows, elapsedMs: Math.round(performance.now() - started) };
+      },
+      cancel: async () => conn.interrupt(),
+      close: async () => {
+        conn.closeSync();
+        await release(file);
+      },
+    };
+  },
+};

@@ -1,0 +1,156 @@
+import pg from 'pg';
+import type { Statement, TableRef } from '../types.js';
+import {
+  failure,
+  INFORMATION_SCHEMA_COLUMNS,
+  WarehouseError,
+  withTimeout,
+  type Credentials,
+  type Driver,
+  type OpenOptions,
+  type Settings,
+  type StatementResult,
+  type WarehouseSession,
+} from './types.js';
+
+/** Managed-service roles that carry administrative rights (besides rolsuper itself). */
+const ADMIN_ROLES = ['rds_superuser', 'azure_pg_admin', 'cloudsqlsuperuser', 'alloydbsuperuser'];
+/** Postgres' SQLSTATE for a statement stopped by statement_timeout or a cancel request. */
+const QUERY_CANCELED = '57014';
+
+const endpointSettings = {
+  host: { kind: 'string', required: true, maxLength: 255 },
+  port: { kind: 'integer', min: 1, max: 65535 },
+  database: { kind: 'string', required: true, maxLength: 63 },
+  schema: { kind: 'string', maxLength: 63 },
+  ssl: { kind: 'boolean' },
+} as const;
+const passwordCredentials = {
+  username: { kind: 'string', required: true, maxLength: 63 },
+  password: { kind: 'string', required: true, maxLength: 1024 },
+} as const;
+
+interface Flavour {
+  defaultPort: number;
+  /** True when the signed-in role is a built-in administrative role. */
+  isAdmin(client: pg.Client): Promise<boolean>;
+}
+
+async function postgresIsAdmin(client: pg.Client): Promise<boolean> {
+  const { rows } = await client.query<{ is_admin: boolean }>(
+    `SELECT r.rolsuper OR EXISTS (
+       SELECT 1 FROM pg_roles g WHERE g.rolname = ANY($1::text[]) AND pg_has_role(current_user, g.oid, 'MEMBER')
+     ) AS is_admin
+     FROM pg_roles r WHERE r.rolname = current_user`,
+    [ADMIN_ROLES],
+  );
+  return rows[0]?.is_admin ?? false;
+}
+
+/** Redshift keeps superusers in pg_user (its pg_roles lacks rolsuper). */
+async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
+  const { rows } = await client.query<{ usesuper: boolean }>('SELECT usesuper FROM pg_user WHERE usename = current_user');
+  return rows[0]?.usesuper ?? false;
+}
+
+async function openSession(flavour: Flavour, settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession> {
+  const config: pg.ClientConfig = {
+    host: String(settings.host),
+    port: typeof settings.port === 'number' ? settings.port : flavour.defaultPort,
+    database: String(settings.database),
+    user: credentials.username,
+    password: credentials.password,
+    ssl: settings.ssl === true ? { rejectUnauthorized: true } : undefined,
+    connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
+    application_name: 'uplift-warehouse',
+  };
+  const client = new pg.Client(config);
+  // A dropped connection must not crash the process; the statement in flight rejects on its own.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw failure('connection_failed', error, 'Could not sign in to the warehouse');
+  }
+  try {
+    await client.query("SET TIME ZONE 'UTC'");
+    // The service checked schema against the identifier rules, so quoting it is enough.
+    if (typeof settings.schema === 'string') await client.query(`SET search_path TO "${settings.schema}"`);
+    if (await flavour.isAdmin(client)) {
+      throw new WarehouseError('admin_role_refused', 'The connection signs in with a built-in administrative role; use a role with read access only');
+    }
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw failure('connection_failed', error, 'Could not sign in to the warehouse');
+  }
+
+  /** Cancels through a second connection, as psql does: the statement stops, the session stays usable. */
+  async function cancel(): Promise<void> {
+    const pid = (client as unknown as { processID?: number }).processID;
+    if (!pid) return;
+    const canceller = new pg.Client(config);
+    canceller.on('error', () => undefined);
+    try {
+      await canceller.connect();
+      await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+    } finally {
+      await canceller.end().catch(() => undefined);
+    }
+  }
+
+  async function query(text: string, values: unknown[], timeoutSeconds: number) {
+    // The server stops the statement at statement_timeout; the client-side bound covers a silent network.
+    await client.query(`SET statement_timeout = ${Math.ceil(timeoutSeconds * 1000)}`);
+    try {
+      return await withTimeout(timeoutSeconds + 5, client.query(text, values), cancel);
+    } catch (error) {
+      if ((error as { code?: string }).code === QUERY_CANCELED) {
+        throw new WarehouseError('query_timeout', `The statement ran longer than ${timeoutSeconds} seconds and was stopped`);
+      }
+      throw failure('query_failed', error, 'The warehouse refused the statement');
+    }
+  }
+
+  return {
+    async ping(timeoutSeconds) {
+      await query('SELECT 1', [], timeoutSeconds);
+    },
+    async columns(table: TableRef, timeoutSeconds) {
+      const [schema, name] = table;
+      const { rows } = await query(
+        INFORMATION_SCHEMA_COLUMNS,
+        [schema, name],
+        timeoutSeconds,
+      );
+      if (rows.length === 0) return undefined;
+      return new Map(rows.map((r: { column_name: string; data_type: string }) => [r.column_name, r.data_type]));
+    },
+    async run(statement: Statement, limits): Promise<StatementResult> {
+      const started = performance.now();
+      const values = statement.params.map((p) => (p.value instanceof Date ? p.value.toISOString() : p.value));
+      const { rows } = await query(statement.text, values, limits.timeoutSeconds);
+      return { rows, elapsedMs: Math.round(performance.now() - started) };
+    },
+    cancel,
+    close: () => client.end().catch(() => undefined),
+  };
+}
+
+export const postgresDriver: Driver = {
+  type: 'postgres',
+  billsByBytes: false,
+  keyPair: false,
+  settings: endpointSettings,
+  credentials: passwordCredentials,
+  load: async () => true,
+  open: (settings, credentials, options) =>
+    openSession({ defaultPort: 5432, isAdmin: postgresIsAdmin }, settings, credentials, options),
+};
+
+export const redshiftDriver: Driver = {
+  ...postgresDriver,
+  type: 'redshift',
+  open: (settings, credentials, options) =>
+    openSession({ defaultPort: 5439, isAdmin: redshiftIsAdmin }, settings, credentials, options),
+};

@@ -1,0 +1,118 @@
+import type { Statement, TableRef } from '../types.js';
+import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+
+/** Snowflake's built-in administrative roles (spec rule 6). */
+export const SNOWFLAKE_ADMIN_ROLES = ['ACCOUNTADMIN', 'SECURITYADMIN', 'SYSADMIN', 'ORGADMIN', 'USERADMIN'];
+
+/** The part of snowflake-sdk this connector uses (the package is optional and not a build dependency). */
+interface SnowflakeStatement {
+  cancel(callback: (error: Error | undefined) => void): void;
+}
+interface SnowflakeConnection {
+  connect(callback: (error: Error | undefined) => void): void;
+  execute(options: {
+    sqlText: string;
+    binds?: unknown[];
+    complete: (error: Error | undefined, statement: SnowflakeStatement, rows: Record<string, unknown>[] | undefined) => void;
+  }): SnowflakeStatement;
+  destroy(callback: (error: Error | undefined) => void): void;
+}
+interface SnowflakeModule {
+  createConnection(options: Record<string, unknown>): SnowflakeConnection;
+  configure?(options: Record<string, unknown>): void;
+}
+
+// A variable specifier keeps the optional package out of type checking; it is resolved at run time only.
+const PACKAGE = 'snowflake-sdk';
+const snowflake = lazyModule(async () => {
+  const loaded = (await import(PACKAGE)) as { default?: SnowflakeModule } & SnowflakeModule;
+  return loaded.default ?? loaded;
+});
+
+export const snowflakeDriver: Driver = {
+  type: 'snowflake',
+  billsByBytes: false,
+  keyPair: true,
+  settings: {
+    account: { kind: 'string', required: true, maxLength: 255 },
+    warehouse: { kind: 'string', required: true, maxLength: 255 },
+    database: { kind: 'string', maxLength: 255 },
+    schema: { kind: 'string', maxLength: 255 },
+    role: { kind: 'string', maxLength: 255 },
+  },
+  credentials: {
+    username: { kind: 'string', required: true, maxLength: 255 },
+    private_key: { kind: 'string', maxLength: 8192 },
+  },
+  load: async () => (await snowflake()) !== undefined,
+  async open(settings, credentials, options): Promise<WarehouseSession> {
+    const api = await snowflake();
+    if (!api) throw new WarehouseError('connector_unavailable', 'The Snowflake driver is not installed');
+    if (!credentials.private_key) {
+      throw new WarehouseError('connection_failed', 'No private key yet: generate one with regenerate-key and register its public key in Snowflake');
+    }
+    const connection = api.createConnection({
+      account: settings.account,
+      username: credentials.username,
+      authenticator: 'SNOWFLAKE_JWT',
+      privateKey: credentials.private_key,
+      warehouse: settings.warehouse,
+      database: settings.database,
+      schema: settings.schema,
+      role: settings.role,
+      timeout: options.connectTimeoutSeconds * 1000,
+    });
+    let running: SnowflakeStatement | undefined;
+    const cancel = () => new Promise<void>((resolve) => (running ? running.cancel(() => resolve()) : resolve()));
+    function query(sqlText: string, binds: unknown[], timeoutSeconds: number): Promise<Record<string, unknown>[]> {
+      const work = new Promise<Record<string, unknown>[]>((resolve, reject) => {
+        running = connection.execute({
+          sqlText,
+          binds,
+          complete: (error, _statement, rows) => (error ? reject(failure('query_failed', error, 'Snowflake refused the statement')) : resolve(rows ?? [])),
+        });
+      });
+      return withTimeout(timeoutSeconds, work, cancel).finally(() => {
+        running = undefined;
+      });
+    }
+    try {
+      await withTimeout(
+        options.connectTimeoutSeconds,
+        new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve()))),
+        () => undefined,
+      );
+      const [row] = await query('SELECT CURRENT_ROLE() AS "role"', [], options.connectTimeoutSeconds);
+      if (SNOWFLAKE_ADMIN_ROLES.includes(String(row?.role).toUpperCase())) {
+        throw new WarehouseError('admin_role_refused', 'The connection uses a built-in administrative role; use a role with read access only');
+      }
+    } catch (error) {
+      connection.destroy(() => undefined);
+      throw failure('connection_failed', error, 'Could not sign in to Snowflake');
+    }
+    return {
+      async ping(timeoutSeconds) {
+        await query('SELECT 1', [], timeoutSeconds);
+      },
+      async columns(table: TableRef, timeoutSeconds) {
+        const [database, schema, name] = table;
+        // database passed the identifier rules, so quoting it is safe; the other parts are bound.
+        const rows = await query(
+          `SELECT column_name, data_type FROM "${database}".information_schema.columns WHERE table_schema = ? AND table_name = ?`,
+          [schema, name],
+          timeoutSeconds,
+        );
+        return rows.length ? new Map(rows.map((r) => [String(r.COLUMN_NAME), String(r.DATA_TYPE)])) : undefined;
+      },
+      async run(statement: Statement, limits): Promise<StatementResult> {
+        const started = performance.now();
+        await query(`ALTER SESSION SET TIMEZONE = 'UTC', STATEMENT_TIMEOUT_IN_SECONDS = ${Math.ceil(limits.timeoutSeconds)}`, [], limits.timeoutSeconds);
+        const binds = statement.params.map((p) => (p.value instanceof Date ? p.value.toISOString() : p.value));
+        const rows = await query(statement.text, binds, limits.timeoutSeconds);
+        return { rows: rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k.toLowerCase(), v]))), elapsedMs: Math.round(performance.now() - started) };
+      },
+      cancel,
+      close: () => new Promise<void>((resolve) => connection.destroy(() => resolve())),
+    };
+  },
+};

@@ -1,0 +1,117 @@
+import type { Statement, TableRef, WarehouseType } from '../types.js';
+
+export type Row = Record<string, unknown>;
+
+/**
+ * Why a warehouse call failed: the run's error_code, or the connection test's. The full set is listed in
+ * docs/api-notes.md (the spec leaves it open).
+ */
+export type WarehouseErrorCode =
+  | 'connection_failed'
+  | 'admin_role_refused'
+  | 'query_timeout'
+  | 'query_failed'
+  | 'bytes_limit_exceeded'
+  | 'not_single_select'
+  | 'connector_unavailable';
+
+export class WarehouseError extends Error {
+  constructor(
+    readonly code: WarehouseErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface RunLimits {
+  timeoutSeconds: number;
+  /** Set where the warehouse bills by bytes: refused above it before running, and the job's billing cap. */
+  maxBytes?: number;
+}
+
+export interface StatementResult {
+  rows: Row[];
+  elapsedMs: number;
+  jobId?: string;
+  bytesBilled?: number;
+}
+
+/**
+ * An open session on one warehouse: I/O only. Opening signs in, sets the session time zone to UTC and refuses
+ * built-in administrative roles (spec rule 6), so every caller (test, validate, runs) gets the same checks.
+ */
+export interface WarehouseSession {
+  /** A statement that reads no table. */
+  ping(timeoutSeconds: number): Promise<void>;
+  /** Column name -> warehouse type of a table, or undefined when the table does not exist (metadata only). */
+  columns(table: TableRef, timeoutSeconds: number): Promise<Map<string, string> | undefined>;
+  run(statement: Statement, limits: RunLimits): Promise<StatementResult>;
+  /** Stops the statement in flight, if any. */
+  cancel(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type Settings = Record<string, unknown>;
+export type Credentials = Record<string, string>;
+
+export interface OpenOptions {
+  /** Bound on signing in (the connection test's 30 seconds, or the query timeout). */
+  connectTimeoutSeconds: number;
+  /** WAREHOUSE_DUCKDB_DIR, resolved: duckdb paths are relative to it. */
+  duckdbDir: string;
+}
+
+export interface FieldSpec {
+  kind: 'string' | 'integer' | 'boolean';
+  required?: boolean;
+  maxLength?: number;
+  min?: number;
+  max?: number;
+  /** Never shown in a response (credentials are never shown at all; this marks secret settings). */
+  secret?: boolean;
+}
+
+export interface Driver {
+  type: WarehouseType;
+  billsByBytes: boolean;
+  /** The platform can generate the key pair (POST .../regenerate-key). */
+  keyPair: boolean;
+  settings: Record<string, FieldSpec>;
+  credentials: Record<string, FieldSpec>;
+  /** Loads the driver package on first use; false when it is not installed or does not load. */
+  load(): Promise<boolean>;
+  open(settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession>;
+}
+
+/** Runs `work` and rejects with query_timeout after `seconds`, calling `onTimeout` (cancel the statement). */
+export async function withTimeout<T>(seconds: number, work: Promise<T>, onTimeout: () => unknown): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void Promise.resolve().then(onTimeout).catch(() => undefined);
+      reject(new WarehouseError('query_timeout', `The statement ran longer than ${seconds} seconds and was stopped`));
+    }, seconds * 1000);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A driver package loaded once per process; undefined when it is missing or fails to load. */
+export function lazyModule<T>(load: () => Promise<T>): () => Promise<T | undefined> {
+  let loaded: Promise<T | undefined> | undefined;
+  return () => (loaded ??= load().catch(() => undefined));
+}
+
+export function failure(code: WarehouseErrorCode, error: unknown, fallback: string): WarehouseError {
+  if (error instanceof WarehouseError) return error;
+  const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
+  return new WarehouseError(code, message);
+}
+
+/** Column names and types of one table from the standard information schema (Postgres, Redshift, DuckDB). */
+export const INFORMATION_SCHEMA_COLUMNS =
+  'SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2';

@@ -1,0 +1,3 @@
+import { baseDialect } from './base.js';
+
+export const postgresDialect = baseDialect;

@@ -1,0 +1,226 @@
+import { Type, type Static } from 'typebox';
+import { DateTime, JsonObject, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+import { WAREHOUSE_TYPES } from './types.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Credentials = Type.Record(Type.String(), Type.String({ maxLength: 8192 }), {
+  description: 'Sent only in a request body; stored encrypted and never returned',
+  maxProperties: 20,
+});
+/** A date-time with or without offset (without one it is read as UTC, spec "Analysis request"). */
+const WindowTime = Type.String({
+  pattern: '^\\d{4}-\\d{2}-\\d{2}[Tt ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?([Zz]|[+-]\\d{2}:?\\d{2})?$',
+  examples: ['2026-01-01T00:00:00Z'],
+});
+
+export const ConnectorView = Type.Object({
+  type: StringEnum(WAREHOUSE_TYPES),
+  available: Type.Boolean({ description: 'Its driver loads in this deployment' }),
+  bills_by_bytes: Type.Boolean(),
+  key_pair: Type.Boolean({ description: 'The platform can generate the key pair (regenerate-key)' }),
+});
+
+const Limits = {
+  query_timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 300; at most WAREHOUSE_MAX_QUERY_TIMEOUT_SECONDS' })),
+  max_runs_per_day: Type.Optional(Type.Integer({ minimum: 1, description: 'Default 20; at most WAREHOUSE_MAX_RUNS_PER_DAY' })),
+  bytes_limit: Type.Optional(Type.Integer({ minimum: 1, description: 'Warehouses billing by bytes only; default and maximum WAREHOUSE_MAX_BYTES_PER_QUERY' })),
+  worst_case_bytes_per_day: Type.Optional(Type.Integer({ minimum: 1, description: 'A daily budget: refused when max_runs_per_day x 11 x bytes_limit is above it' })),
+  worst_case_seconds_per_day: Type.Optional(Type.Integer({ minimum: 1, description: 'A daily budget: refused when max_runs_per_day x 11 x query_timeout_seconds is above it' })),
+};
+
+export const ConnectionCreate = Type.Object(
+  { name: Name, warehouse_type: StringEnum(WAREHOUSE_TYPES), settings: JsonObject(), credentials: Credentials, ...Limits },
+  { additionalProperties: false },
+);
+export type ConnectionCreate = Static<typeof ConnectionCreate>;
+
+export const ConnectionUpdate = Type.Object(
+  { name: Type.Optional(Name), settings: Type.Optional(JsonObject()), credentials: Type.Optional(Credentials), ...Limits },
+  { additionalProperties: false },
+);
+export type ConnectionUpdate = Static<typeof ConnectionUpdate>;
+
+export const ConnectionTestBody = Type.Object(
+  { warehouse_type: StringEnum(WAREHOUSE_TYPES), settings: JsonObject(), credentials: Credentials },
+  { additionalProperties: false },
+);
+export type ConnectionTestBody = Static<typeof ConnectionTestBody>;
+
+export const ConnectionView = Type.Object({
+  id: Uuid(),
+  name: Type.String(),
+  warehouse_type: StringEnum(WAREHOUSE_TYPES),
+  settings: JsonObject(),
+  status: StringEnum(['active', 'needs_new_credentials']),
+  query_timeout_seconds: Type.Integer(),
+  max_runs_per_day: Type.Integer(),
+  bytes_limit: Nullable(Type.Integer()),
+  worst_case_bytes_per_day: Nullable(Type.Integer()),
+  worst_case_seconds_per_day: Type.Integer(),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+});
+export type ConnectionView = Static<typeof ConnectionView>;
+
+export const ConnectionTestResult = Type.Object({
+  ok: Type.Boolean(),
+  error_code: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  elapsed_ms: Type.Integer(),
+});
+export type ConnectionTestResult = Static<typeof ConnectionTestResult>;
+
+export const GeneratedKey = Type.Object({
+  public_key: Type.String({ description: 'PEM (SPKI); shown once' }),
+  public_key_fingerprint: Type.String({ description: 'SHA256:<base64>, as Snowflake shows RSA_PUBLIC_KEY_FP' }),
+});
+
+const ColumnName = Type.String({ minLength: 1, maxLength: 128 });
+const Filter = Type.Object(
+  {
+    column: ColumnName,
+    operator: StringEnum(['eq']),
+    value: Type.Union([Type.String({ maxLength: 256 }), Type.Number(), Type.Boolean()]),
+  },
+  { additionalProperties: false },
+);
+
+const SourceColumns = Type.Object(
+  {
+    unit_id: ColumnName,
+    variant: Type.Optional(ColumnName),
+    exposed_at: Type.Optional(ColumnName),
+    event_at: Type.Optional(ColumnName),
+    value: Type.Optional(ColumnName),
+  },
+  { additionalProperties: false, description: 'Assignment sources: unit_id, variant, exposed_at. Metric sources: unit_id, event_at, value (mean)' },
+);
+
+const SourceFields = {
+  name: Name,
+  table: Type.String({ minLength: 1, maxLength: 400, description: 'Fully qualified: schema.table, project.dataset.table, ...' }),
+  columns: SourceColumns,
+  metric_type: Type.Optional(StringEnum(['proportion', 'mean'])),
+  conversion_window_hours: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 87_600 }))),
+  filters: Type.Optional(Type.Array(Filter, { maxItems: 20 })),
+  cap_value: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+};
+
+export const SourceCreate = Type.Object(
+  { kind: StringEnum(['assignment', 'metric']), connection_id: Uuid(), ...SourceFields },
+  { additionalProperties: false },
+);
+export type SourceCreate = Static<typeof SourceCreate>;
+
+export const SourceUpdate = Type.Object(
+  {
+    name: Type.Optional(SourceFields.name),
+    table: Type.Optional(SourceFields.table),
+    columns: Type.Optional(SourceColumns),
+    metric_type: SourceFields.metric_type,
+    conversion_window_hours: SourceFields.conversion_window_hours,
+    filters: SourceFields.filters,
+    cap_value: SourceFields.cap_value,
+  },
+  { additionalProperties: false },
+);
+export type SourceUpdate = Static<typeof SourceUpdate>;
+
+export const SourceView = Type.Object({
+  id: Uuid(),
+  kind: StringEnum(['assignment', 'metric']),
+  connection_id: Uuid(),
+  name: Type.String(),
+  table: Type.String(),
+  columns: Type.Record(Type.String(), Type.String()),
+  metric_type: Nullable(StringEnum(['proportion', 'mean'])),
+  conversion_window_hours: Nullable(Type.Integer()),
+  filters: Type.Array(Filter),
+  cap_value: Nullable(Type.Number()),
+  validated_at: Nullable(DateTime()),
+  validation_errors: Type.Array(Type.String()),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+});
+export type SourceView = Static<typeof SourceView>;
+
+export const ValidationResult = Type.Object({ valid: Type.Boolean(), errors: Type.Array(Type.String()) });
+
+export const PreviewBody = Type.Object(
+  { window_start: Type.Optional(WindowTime), window_end: Type.Optional(WindowTime) },
+  { additionalProperties: false },
+);
+export type PreviewBody = Static<typeof PreviewBody>;
+
+export const RunCreate = Type.Object(
+  {
+    connection_id: Uuid(),
+    assignment_source_id: Uuid(),
+    metric_source_ids: Type.Array(Uuid(), { minItems: 1, maxItems: 10, uniqueItems: true }),
+    window_start: Type.Optional(WindowTime),
+    window_end: Type.Optional(WindowTime),
+    variant_map: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Uuid(), { maxProperties: 51 })),
+  },
+  { additionalProperties: false },
+);
+export type RunCreate = Static<typeof RunCreate>;
+
+export const VariantResult = Type.Object({
+  label: Nullable(Type.String()),
+  variant_id: Nullable(Uuid()),
+  units: Type.Integer(),
+  conversions: Type.Optional(Type.Integer()),
+  mean: Type.Optional(Type.Number()),
+  ci_lower: Type.Optional(Type.Number()),
+  ci_upper: Type.Optional(Type.Number()),
+  p_value: Type.Optional(Type.Number()),
+  note: Type.Optional(Type.String()),
+});
+export type VariantResult = Static<typeof VariantResult>;
+
+export const MetricResult = Type.Object({
+  metric_source_id: Uuid(),
+  metric_type: StringEnum(['proportion', 'mean']),
+  variants: Type.Array(VariantResult),
+});
+export type MetricResult = Static<typeof MetricResult>;
+
+export const PreviewCounts = Type.Object({
+  rows: Type.Integer(),
+  units: Type.Integer(),
+  units_per_label: Type.Record(Type.String(), Type.Integer()),
+  earliest: Nullable(DateTime()),
+  latest: Nullable(DateTime()),
+});
+export type PreviewCounts = Static<typeof PreviewCounts>;
+
+export const RunView = Type.Object({
+  id: Uuid(),
+  experiment_id: Nullable(Uuid()),
+  kind: StringEnum(['analysis', 'preview']),
+  status: StringEnum(['queued', 'running', 'succeeded', 'failed']),
+  connection_id: Uuid(),
+  connection_name: Type.String(),
+  window_start: DateTime(),
+  window_end: DateTime(),
+  created_at: DateTime(),
+  started_at: Nullable(DateTime()),
+  finished_at: Nullable(DateTime()),
+  error_code: Nullable(Type.String()),
+  error_message: Nullable(Type.String()),
+  results: Nullable(Type.Array(MetricResult)),
+  srm: Nullable(JsonObject()),
+  diagnostics: Nullable(JsonObject()),
+  preview: Nullable(PreviewCounts),
+  sql: Type.Array(Type.String()),
+});
+export type RunView = Static<typeof RunView>;
+
+export const ConnectionParams = Type.Object({ connection_id: Uuid() });
+export const SourceParams = Type.Object({ source_id: Uuid() });
+export const RunParams = Type.Object({ run_id: Uuid() });
+export const ExperimentParams = Type.Object({ experiment_id: Uuid() });
+export const RunListQuery = Type.Object({
+  skip: Type.Integer({ minimum: 0, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+});
