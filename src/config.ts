@@ -40,6 +40,11 @@ export interface Config {
    * then makes stored integration secrets unreadable.
    */
   integrationsEncryptionKey: Buffer | undefined;
+  /**
+   * RESULTS_READ_TIMEOUT_MS: the longest one statement of a results read may run on PostgreSQL (default 2000); past
+   * it the route answers 202 and the experiment's rollups are built in the background.
+   */
+  resultsReadTimeoutMs: number;
 }
 
 export interface SmtpConfig {
@@ -278,5 +283,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: 5 * 1024 * 1024,
     platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
+    resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 100, 600_000),
   };
 }

@@ -158,7 +158,7 @@ export function createServices(deps: PlatformDeps) {
     experimentExists: async (id) => (await experiments.summaries([id])).length > 0,
   });
   const results = createResultsService({
-    db, clock, bus, cache: deps.cache, cacheEnabled: config.cacheEnabled, experiments,
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, experiments,
     announceSrm: (payload) => void notifications.notify('srm_detected', payload),
   });
   scheduler.register('results-rollup', 60, () => results.refreshActive());

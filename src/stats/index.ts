@@ -90,3 +90,4 @@ export {
   type ThompsonOptions,
 } from './thompson.js';
 export { compareProportions, type ProportionComparison } from './proportions.js';
+export { sequentialSrm, srmLogBayesFactor, SRM_PRIOR_CONCENTRATION, type SequentialSrmResult } from './srm-sequential.js';

@@ -1,13 +1,18 @@
 import type { ExperimentView } from '../experiments/schemas.js';
-import type { AssignmentDay, GroupStats, MetricDay } from './store.js';
+import type { AssignmentDay, ContextCount, GroupStats, MetricDay } from './store.js';
 
 /**
  * What the results of an experiment are computed from: per variant and UTC day, the assigned users and, per metric
- * event name, the day deltas of the sufficient statistics. Small (variants x days x metrics rows) and cached.
+ * event name, the day deltas of the sufficient statistics, without the users exposed to more than one variant (their
+ * assignments apart, for the sample-ratio check); assigned users per context value for the SRM diagnosis. Small
+ * (variants x days x metrics rows, plus the context values) and cached.
  */
 export interface Snapshot {
   assignments: AssignmentDay[];
   metrics: Record<string, MetricDay[]>;
+  /** Assignments of the excluded users, per variant and day (empty when none). */
+  excludedAssignments?: AssignmentDay[];
+  contexts?: { counts: ContextCount[]; overLimit: string[] };
 }
 
 /** Sufficient statistics of one variant for one metric. */
