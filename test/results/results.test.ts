@@ -215,9 +215,9 @@ describe('rollup and cache', () => {
       SELECT stream, rolled_up_to FROM result_watermarks WHERE experiment_id = ${e.id} ORDER BY stream`);
     expect(marks.map((m) => [m.stream, new Date(m.rolled_up_to).getTime()])).toEqual(
       ['assignments', 'exposures', 'metric:purchase', 'metric:revenue'].map((stream) => [stream, clock.now().getTime() - MINUTE]));
-    const [{ users }] = await queryRows<{ users: number }>(t.database.db, sql`
-      SELECT count(*)::int AS users FROM result_user_totals WHERE experiment_id = ${e.id} AND event_name = 'purchase'`);
-    expect(users).toBe(40);
+    const [{ converters }] = await queryRows<{ converters: number }>(t.database.db, sql`
+      SELECT sum(converters)::int AS converters FROM result_variant_days WHERE experiment_id = ${e.id} AND event_name = 'purchase'`);
+    expect(converters).toBe(40);
 
     clock.advance(24 * 60 * MINUTE);
     const second = await d.assign(e.key, Array.from({ length: 80 }, (_, i) => `b${i}`));

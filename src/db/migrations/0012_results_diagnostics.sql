@@ -36,3 +36,8 @@ CREATE TABLE result_srm_state (
   auto_paused_at timestamptz,
   alert_p_value double precision
 );
+
+-- Per-user totals are no longer kept: writing one row per converting user made the first computation of a large
+-- experiment cost several times a scan of its events; an incremental rollup reads its users' earlier totals from
+-- their events instead (docs/statistics.md, "Rollups").
+DROP TABLE result_user_totals;

@@ -31,20 +31,6 @@ export const resultAssignmentDays = pgTable(
   (t) => [primaryKey({ columns: [t.experimentId, t.variantId, t.day] })],
 );
 
-/** Per assigned user with at least one counted event of a metric: how many such events and their value total. */
-export const resultUserTotals = pgTable(
-  'result_user_totals',
-  {
-    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
-    eventName: text().notNull(),
-    userId: text().notNull(),
-    variantId: uuid().notNull(),
-    eventCount: bigint({ mode: 'number' }).notNull(),
-    valueSum: doublePrecision().notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.userId] })],
-);
-
 /**
  * Per variant and UTC day, what that day's events added to the variant's sufficient statistics: users converting
  * for the first time, events, value, and the growth of the sums of squares of per-user totals (so that summing the

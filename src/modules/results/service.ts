@@ -234,7 +234,7 @@ export function createResultsService(deps: ResultsDeps) {
   const loadSegmentStats = (e: ExperimentView, attribute: string, names: string[]) =>
     consistentRead(e, async (tx, watermark, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
-      for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, watermark(store.metricStream(name)), excluded));
+      for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
     });
 
@@ -304,7 +304,7 @@ export function createResultsService(deps: ResultsDeps) {
       const out = new Map<string, store.CupedSums[]>();
       for (const m of metrics) {
         const sums = await store.cupedSums(
-          tx, e.id, m.event_name, watermark(store.metricStream(m.event_name)), covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
+          tx, e.id, m.event_name, covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
         );
         out.set(m.id, sums);
       }
@@ -417,8 +417,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
     async interactionCells(a: ExperimentView, b: ExperimentView, metric: Metric) {
-      return consistentRead(a, (tx, watermark, excluded) =>
-        store.interactionCells(tx, a.id, b.id, metric.event_name, watermark(store.metricStream(metric.event_name)), excluded));
+      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, metric.event_name, excluded));
     },
 
     /**

@@ -130,21 +130,26 @@ export async function rollUpExposures(tx: Executor, experimentId: string, w: Cre
 }
 
 /**
- * The day deltas of a family of metrics' events in a window, relative to the per-user totals already rolled up: for
- * each user, metric and day in order, the totals before that day's events decide whether the user converts for the
- * first time and how much the squares of the user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts).
- * `fresh` (nothing rolled up yet for these metrics) leaves out the join with the rolled-up totals; `users` restricts
- * the deltas to those users over their whole history (used to take excluded users out). Rows are partitioned by the
- * assignment's uuid, so the window needs no text sort.
+ * The day deltas of a family of metrics' events in a window: for each user, metric and day in order, the user's
+ * totals before that day's events decide whether the user converts for the first time and how much the squares of the
+ * user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts). The totals before the window are read from the
+ * events of just the users the window has (by user index); `fresh` (nothing before the window) leaves that read
+ * out. `users` restricts the deltas to those users. Rows are partitioned by the assignment's uuid, so the window
+ * function needs no text sort.
  */
 function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow, fresh: boolean, users?: string[]): SQL {
   const prior = fresh
     ? sql`0::bigint AS prior_count, 0::float8 AS prior_sum FROM new_events ne`
-    : sql`coalesce(t.event_count, 0) AS prior_count, coalesce(t.value_sum, 0) AS prior_sum
-          FROM new_events ne LEFT JOIN result_user_totals t
-            ON t.experiment_id = ${experimentId} AND t.event_name = ne.event_name AND t.user_id = ne.user_id`;
+    : sql`coalesce(p.prior_count, 0) AS prior_count, coalesce(p.prior_sum, 0) AS prior_sum
+          FROM new_events ne LEFT JOIN prior p ON p.event_name = ne.event_name AND p.user_id = ne.user_id`;
+  const priorCte = fresh ? sql`` : sql`
+    prior AS (
+      SELECT event_name, user_id, sum(event_count) AS prior_count, sum(value_sum) AS prior_sum
+      FROM (${countedEventsPerUserDay(experimentId, eventNames, { after: null, upTo: w.after }, sql`SELECT user_id FROM new_events`)}) b
+      GROUP BY event_name, user_id
+    ),`;
   return sql`
-    new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),
+    new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),${priorCte}
     steps AS (
       SELECT event_name, variant_id, day, event_count, value_sum,
              prior_count + sum(event_count) OVER w - event_count AS count_before,
@@ -164,25 +169,13 @@ function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow,
 }
 
 /**
- * Adds a family of metrics' events of a window (metrics whose watermarks agree) to the per-user totals and the day
- * deltas, in one statement: one pass over the window's events, grouped per user and day, whatever the number of
- * metrics or days.
+ * Adds a family of metrics' events of a window (metrics whose watermarks agree) to the day deltas, in one statement:
+ * one pass over the window's events, grouped per user and day, whatever the number of metrics or days. Nothing is
+ * kept per user: a later window reads its users' earlier totals from their events.
  */
 export async function rollUpMetrics(tx: Executor, experimentId: string, eventNames: string[], w: CreatedWindow): Promise<void> {
-  const fresh = w.after === null;
-  const userTotals = fresh
-    ? sql`INSERT INTO result_user_totals (experiment_id, event_name, user_id, variant_id, event_count, value_sum)
-          SELECT ${experimentId}, event_name, user_id, variant_id, sum(event_count), sum(value_sum)
-          FROM new_events GROUP BY assignment_id, event_name, user_id, variant_id`
-    : sql`INSERT INTO result_user_totals (experiment_id, event_name, user_id, variant_id, event_count, value_sum)
-          SELECT ${experimentId}, event_name, user_id, variant_id, sum(event_count), sum(value_sum)
-          FROM new_events GROUP BY assignment_id, event_name, user_id, variant_id
-          ON CONFLICT (experiment_id, event_name, user_id) DO UPDATE SET
-            event_count = result_user_totals.event_count + excluded.event_count,
-            value_sum = result_user_totals.value_sum + excluded.value_sum`;
   await tx.execute(sql`
-    WITH ${deltaCtes(experimentId, eventNames, w, fresh)},
-    users_added AS (${userTotals})
+    WITH ${deltaCtes(experimentId, eventNames, w, w.after === null)}
     INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
     SELECT ${experimentId}, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
     ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
@@ -240,7 +233,7 @@ export async function metricDays(
   const rows = await queryRows<{
     event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
   }>(db, sql`
-    WITH ${deltaCtes(experimentId, eventNames, { after: watermark, upTo: null }, false)}
+    WITH ${deltaCtes(experimentId, eventNames, { after: watermark, upTo: null }, watermark === null)}
     SELECT event_name, variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
            sum(count_square_delta)::float8 AS count_square_delta, sum(value_sum)::float8 AS value_sum,
            sum(value_square_delta)::float8 AS value_square_delta
@@ -293,14 +286,11 @@ export async function contextCounts(
   };
 }
 
-/** Current per-user totals of a metric: rolled up plus the events since the watermark. */
-function userTotalsSql(experimentId: string, eventName: string, watermark: Date | null): SQL {
+/** Current per-user totals of a metric, from the events (the analyses by user are cached). */
+function userTotalsSql(experimentId: string, eventName: string): SQL {
   return sql`
-    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum FROM (
-      SELECT user_id, event_count, value_sum FROM result_user_totals WHERE experiment_id = ${experimentId} AND event_name = ${eventName}
-      UNION ALL
-      SELECT user_id, event_count, value_sum FROM (${countedEventsPerUserDay(experimentId, [eventName], { after: watermark, upTo: null })}) tail
-    ) u GROUP BY user_id`;
+    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
+    FROM (${countedEventsPerUserDay(experimentId, [eventName], ALL_TIME)}) e GROUP BY user_id`;
 }
 
 /** Leaves the excluded users out of a relation with a user_id column. */
@@ -341,12 +331,12 @@ export interface SegmentStats extends GroupStats {
 
 /** A metric's statistics per value of an assignment-context attribute and variant. */
 export async function segmentStats(
-  db: Executor, experimentId: string, attribute: string, eventName: string, watermark: Date | null, excluded: string[],
+  db: Executor, experimentId: string, attribute: string, eventName: string, excluded: string[],
 ): Promise<SegmentStats[]> {
   const rows = await queryRows<GroupRow & { segment: string | null; variant_id: string }>(db, sql`
     SELECT s.segment, s.variant_id, ${groupColumns}
     FROM (${assignmentSegments(experimentId, attribute)}) s
-    LEFT JOIN (${userTotalsSql(experimentId, eventName, watermark)}) u USING (user_id)
+    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) u USING (user_id)
     WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.segment, s.variant_id`);
   return rows.map((r) => ({ segment: r.segment, variantId: r.variant_id, ...toGroupStats(r) }));
@@ -359,12 +349,12 @@ export interface CellStats extends GroupStats {
 
 /** Experiment A's metric among users assigned to both experiments, per (variant of A, variant of B). */
 export async function interactionCells(
-  db: Executor, experimentA: string, experimentB: string, eventName: string, watermark: Date | null, excluded: string[],
+  db: Executor, experimentA: string, experimentB: string, eventName: string, excluded: string[],
 ): Promise<CellStats[]> {
   const rows = await queryRows<GroupRow & { variant_a: string; variant_b: string }>(db, sql`
     SELECT s.variant_a, s.variant_b, ${groupColumns}
     FROM (${sharedAssignments(experimentA, experimentB)}) s
-    LEFT JOIN (${userTotalsSql(experimentA, eventName, watermark)}) u USING (user_id)
+    LEFT JOIN (${userTotalsSql(experimentA, eventName)}) u USING (user_id)
     WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.variant_a, s.variant_b`);
   return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
@@ -390,7 +380,7 @@ const COVARIATE: Record<CovariateKind, SQL> = {
 };
 
 export async function cupedSums(
-  db: Executor, experimentId: string, eventName: string, watermark: Date | null, covariateEvent: string, covariate: CovariateKind,
+  db: Executor, experimentId: string, eventName: string, covariateEvent: string, covariate: CovariateKind,
   excluded: string[],
 ): Promise<CupedSums[]> {
   const rows = await queryRows<{
@@ -401,7 +391,7 @@ export async function cupedSums(
            coalesce(sum(x.cov) FILTER (WHERE y.user_id IS NOT NULL), 0)::float8 AS sum_xy
     FROM (${experimentAssignments(experimentId)}) a
     LEFT JOIN (SELECT user_id, ${COVARIATE[covariate]} AS cov FROM (${preExposureTotals(experimentId, covariateEvent)}) p) x USING (user_id)
-    LEFT JOIN (${userTotalsSql(experimentId, eventName, watermark)}) y USING (user_id)
+    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) y USING (user_id)
     WHERE ${notExcluded(sql`a.user_id`, excluded)}
     GROUP BY a.variant_id`);
   return rows.map((r) => ({

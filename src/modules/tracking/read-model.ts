@@ -25,16 +25,21 @@ const windowOn = (column: SQL, w: CreatedWindow): SQL =>
 const counted = (experimentId: string): SQL =>
   sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))`;
 
-const onlyUsers = (column: SQL, users: string[] | undefined): SQL =>
-  users === undefined ? sql`TRUE` : sql`${column} = ANY(${sql.param(users)}::text[])`;
+/** A list of user ids, or a relation with a user_id column (e.g. the users of a consumer's CTE). */
+export type UserSet = string[] | SQL;
+
+const onlyUsers = (column: SQL, users: UserSet | undefined): SQL =>
+  users === undefined ? sql`TRUE`
+    : Array.isArray(users) ? sql`${column} = ANY(${sql.param(users)}::text[])`
+    : sql`${column} IN (${users})`;
 
 /**
  * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
  * event name and UTC day: (assignment_id, user_id, variant_id, event_name, day, event_count, value_sum). Rows come
  * grouped by assignment id (a uuid) first, so a consumer ordering by (assignment_id, event_name, day) needs no text
- * sort. `users` restricts it to those users (a small set).
+ * sort. `users` restricts it to those users (a small set: the index on (user_id, created_at) finds their events).
  */
-export function countedEventsPerUserDay(experimentId: string, eventNames: string[], w: CreatedWindow, users?: string[]): SQL {
+export function countedEventsPerUserDay(experimentId: string, eventNames: string[], w: CreatedWindow, users?: UserSet): SQL {
   return sql`
     SELECT a.id AS assignment_id, a.user_id, a.variant_id, e.event_name, (e.created_at AT TIME ZONE 'UTC')::date AS day,
            count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
