@@ -283,6 +283,6 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: 5 * 1024 * 1024,
     platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
-    resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 100, 600_000),
+    resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),
   };
 }

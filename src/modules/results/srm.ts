@@ -56,8 +56,17 @@ export function srmDiagnosis(e: ExperimentView, counts: ContextCount[], overLimi
   if (e.experiment_type === 'bandit' || e.variants.length < 2) return null;
   const index = new Map(e.variants.map((v, i) => [v.id, i]));
   const allocations = e.variants.map((v) => v.traffic_allocation);
+  // The rollup drops an attribute once it passes the limit; values read since the last rollup are held to it too.
+  const values = new Map<string, Set<string>>();
+  for (const c of counts) {
+    let seen = values.get(c.attribute);
+    if (!seen) values.set(c.attribute, (seen = new Set()));
+    seen.add(c.value);
+  }
+  const over = new Set([...overLimit, ...[...values].filter(([, seen]) => seen.size > valueLimit).map(([attribute]) => attribute)]);
   const cells = new Map<string, { attribute: string; value: string; observed: number[] }>();
   for (const c of counts) {
+    if (over.has(c.attribute)) continue;
     const i = index.get(c.variantId);
     if (i === undefined) continue;
     const key = JSON.stringify([c.attribute, c.value]);
@@ -91,7 +100,7 @@ export function srmDiagnosis(e: ExperimentView, counts: ContextCount[], overLimi
     threshold: SRM_P_THRESHOLD,
     values_tested: rows.length,
     value_limit: valueLimit,
-    attributes_over_limit: [...overLimit].sort(),
+    attributes_over_limit: [...over].sort(),
     dimensions: attributes.map((attribute) => {
       const mine = rows.filter((r) => r.attribute === attribute);
       return {
