@@ -5,7 +5,7 @@
 import { srmChiSquare, SRM_P_THRESHOLD } from '../../stats/index.js';
 import type { ExperimentView } from '../experiments/schemas.js';
 import { finite, type VariantResult } from './compare.js';
-import type { SrmBlock } from './schemas.js';
+import type { SrmBlock, Summary } from './schemas.js';
 import type { Metric } from './snapshot.js';
 
 export type { SrmBlock };
@@ -46,12 +46,7 @@ export function formatP(p: number): string {
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${+(x * 100).toFixed(2)}%`;
 
-export interface Summary {
-  recommendation: Recommendation;
-  recommendation_reason: string;
-  has_winner: boolean;
-  winning_variant_id: string | null;
-}
+export type { Summary };
 
 export interface JudgementInput {
   metric: Metric | undefined;

@@ -341,3 +341,15 @@ export const DailyResults = Type.Object({
     })),
   })),
 });
+
+// Types of the results module, derived from its schemas (one definition each).
+export type VariantResult = Static<typeof VariantResult>;
+export type Summary = Static<typeof Summary>;
+export type SequentialBlock = Static<typeof SequentialBlock>;
+export type BayesianBlock = Static<typeof BayesianBlock>;
+export type Breakdown = Static<typeof Breakdown>;
+export type SegmentCounts = Static<typeof SegmentCounts>;
+export type DailyResults = Static<typeof DailyResults>;
+export type CupedResult = Static<typeof CupedResult>;
+export type SampleSizeQuery = Static<typeof SampleSizeQuery>;
+export type SampleSizeResult = Static<typeof SampleSizeResult>;
