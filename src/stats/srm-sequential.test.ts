@@ -2,18 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { srmChiSquare } from './srm.js';
 import { sequentialSrm, srmLogBayesFactor } from './srm-sequential.js';
-
-/** A small deterministic PRNG (mulberry32), so the simulations are the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as prng } from './thompson.js';
 
 /** Cumulative counts after each batch of `batch` assignments drawn with probabilities `p`. */
 function looksOf(random: () => number, p: number[], batches: number, batch: number): number[][] {
