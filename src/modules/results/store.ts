@@ -8,6 +8,7 @@ import {
   assignmentsPerVariantDay,
   conflictingExposures,
   countedEventsPerUserDay,
+  countedTotalsOfUser,
   experimentAssignments,
   preExposureTotals,
   sharedAssignments,
@@ -133,20 +134,20 @@ export async function rollUpExposures(tx: Executor, experimentId: string, w: Cre
  * The day deltas of a family of metrics' events in a window: for each user, metric and day in order, the user's
  * totals before that day's events decide whether the user converts for the first time and how much the squares of the
  * user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts). The totals before the window are read from the
- * events of just the users the window has (by user index); `fresh` (nothing before the window) leaves that read
- * out. `users` restricts the deltas to those users. Rows are partitioned by the assignment's uuid, so the window
- * function needs no text sort.
+ * events of just the users the window has (by user index), and not at all for a window from the start. `users`
+ * restricts the deltas to those users. Rows are partitioned by the assignment's uuid, so the window function needs no
+ * text sort.
  */
-function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow, fresh: boolean, users?: string[]): SQL {
-  const prior = fresh
+function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow, users?: string[]): SQL {
+  const prior = w.after === null
     ? sql`0::bigint AS prior_count, 0::float8 AS prior_sum FROM new_events ne`
     : sql`coalesce(p.prior_count, 0) AS prior_count, coalesce(p.prior_sum, 0) AS prior_sum
           FROM new_events ne LEFT JOIN prior p ON p.event_name = ne.event_name AND p.user_id = ne.user_id`;
-  const priorCte = fresh ? sql`` : sql`
+  const priorCte = w.after === null ? sql`` : sql`
     prior AS (
-      SELECT event_name, user_id, sum(event_count) AS prior_count, sum(value_sum) AS prior_sum
-      FROM (${countedEventsPerUserDay(experimentId, eventNames, { after: null, upTo: w.after }, sql`SELECT user_id FROM new_events`)}) b
-      GROUP BY event_name, user_id
+      SELECT u.event_name, u.user_id, b.event_count AS prior_count, b.value_sum AS prior_sum
+      FROM (SELECT DISTINCT user_id, event_name, assigned_at FROM new_events) u
+      CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`u.user_id`, eventName: sql`u.event_name`, assignedAt: sql`u.assigned_at` }, w.after)}) b
     ),`;
   return sql`
     new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),${priorCte}
@@ -175,7 +176,7 @@ function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow,
  */
 export async function rollUpMetrics(tx: Executor, experimentId: string, eventNames: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
-    WITH ${deltaCtes(experimentId, eventNames, w, w.after === null)}
+    WITH ${deltaCtes(experimentId, eventNames, w)}
     INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
     SELECT ${experimentId}, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
     ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
@@ -228,12 +229,12 @@ export async function metricDays(
   const minus = excluded.length === 0 ? sql`` : sql`
     UNION ALL
     SELECT event_name, variant_id, day, -converters, -event_count, -count_square_delta, -value_sum, -value_square_delta FROM (
-      WITH ${deltaCtes(experimentId, eventNames, ALL_TIME, true, excluded)} SELECT * FROM deltas
+      WITH ${deltaCtes(experimentId, eventNames, ALL_TIME, excluded)} SELECT * FROM deltas
     ) x`;
   const rows = await queryRows<{
     event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
   }>(db, sql`
-    WITH ${deltaCtes(experimentId, eventNames, { after: watermark, upTo: null }, watermark === null)}
+    WITH ${deltaCtes(experimentId, eventNames, { after: watermark, upTo: null })}
     SELECT event_name, variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
            sum(count_square_delta)::float8 AS count_square_delta, sum(value_sum)::float8 AS value_sum,
            sum(value_square_delta)::float8 AS value_square_delta
