@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../../db/client.js';
 import { sqlState } from '../../db/errors.js';
-import { SYSTEM_ACTOR, type AuditLog } from '../../platform/audit.js';
+import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { CorrectionMethod } from '../../db/schema/experiments.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
@@ -16,9 +16,9 @@ import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsP
 import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
 import { sequentialBlock } from './sequential.js';
-import { armTotals, controlOf, primaryMetric, treatmentsOf, type Metric, type Snapshot } from './snapshot.js';
+import { armTotals, controlOf, familiesOf, primaryMetric, treatmentsOf, type Metric, type Snapshot } from './snapshot.js';
 import type { SrmSettings, SrmSettingsBody } from './schemas.js';
-import * as srmState from './srm-state.js';
+import { createSrmGuard } from './srm-guard.js';
 import * as store from './store.js';
 
 export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
@@ -97,30 +97,11 @@ const livePrefix = (id: string) => `${prefix(id)}live:`;
 const liveKey = (e: ExperimentView, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
-/** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
-function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
-  const families = new Map<string, { names: string[]; window: W }>();
-  for (const name of names) {
-    const window = windowOf(name);
-    if (window === undefined) continue;
-    const key = JSON.stringify(window);
-    const family = families.get(key);
-    if (family) family.names.push(name);
-    else families.set(key, { names: [name], window });
-  }
-  return [...families.values()];
-}
-
-const settingsView = (id: string, s: srmState.SrmState): SrmSettings => ({
-  experiment_id: id,
-  auto_pause: s.autoPause,
-  updated_at: s.updatedAt?.toISOString() ?? null,
-  alerted_at: s.alertedAt?.toISOString() ?? null,
-  auto_paused_at: s.autoPausedAt?.toISOString() ?? null,
-});
-
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
+  const srm = createSrmGuard({
+    db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
+  });
   deps.bus.subscribe(EXPERIMENT_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
   const ttl = (e: ExperimentView) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
@@ -232,7 +213,7 @@ export function createResultsService(deps: ResultsDeps) {
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
   const loadSegmentStats = (e: ExperimentView, attribute: string, names: string[]) =>
-    consistentRead(e, async (tx, watermark, excluded) => {
+    consistentRead(e, async (tx, _watermark, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
       for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
@@ -252,8 +233,7 @@ export function createResultsService(deps: ResultsDeps) {
     const options = optionsOf(e, q);
     const snapshot = await snapshotOf(e, useCache);
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-    const { autoPause } = await srmState.readSrmState(db, e.id);
-    return buildResults(e, snapshot, options, breakdown, clock.now(), autoPause);
+    return buildResults(e, snapshot, options, breakdown, clock.now(), await srm.autoPause(e.id));
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
@@ -276,30 +256,12 @@ export function createResultsService(deps: ResultsDeps) {
     if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
       await deps.experiments.recordBayesianDecision(e.id, decision);
     }
-    const sequential = payload.srm?.sequential;
-    if (!sequential?.warning || e.status !== 'active') return;
-    const now = clock.now();
-    const state = await srmState.readSrmState(db, e.id);
-    const alert = await srmState.claimAlert(db, e.id, sequential.p_value, now);
-    let paused = false;
-    if (state.autoPause && state.autoPausedAt === null && (await deps.experiments.pauseAutomatically(e.id))) {
-      paused = true;
-      await db.transaction(async (tx) => {
-        await srmState.markAutoPaused(tx, e.id, now);
-        await deps.audit.record(tx, SYSTEM_ACTOR, {
-          action: 'experiment_srm_auto_pause', entityType: 'experiment', entityId: e.id,
-          details: { reason: 'sample_ratio_mismatch', test: sequential.method, p_value: sequential.p_value, threshold: sequential.threshold },
-        });
-      });
-    }
-    if (alert || paused) {
-      deps.announceSrm?.({ experiment_id: e.id, experiment_name: e.name, p_value: sequential.p_value, auto_paused: paused });
-    }
+    await srm.onRollup(e, payload.srm);
   }
 
   /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
   const loadCupedSums = (e: ExperimentView, covariate: Metric, metrics: Metric[]) =>
-    consistentRead(e, async (tx, watermark, excluded) => {
+    consistentRead(e, async (tx, _watermark, excluded) => {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
       for (const m of metrics) {
@@ -465,23 +427,15 @@ export function createResultsService(deps: ResultsDeps) {
 
     async srmSettings(id: string): Promise<SrmSettings> {
       await deps.experiments.get(id);
-      return settingsView(id, await srmState.readSrmState(db, id));
+      return srm.settings(id);
     },
 
     /** PUT /results/{id}/srm-settings: the auto-pause opt-in; audited; the cached results show it at once. */
-    async updateSrmSettings(actor: { id: string; username: string }, id: string, body: SrmSettingsBody): Promise<SrmSettings> {
+    async updateSrmSettings(actor: AuditActor, id: string, body: SrmSettingsBody): Promise<SrmSettings> {
       await deps.experiments.get(id);
-      const state = await db.transaction(async (tx) => {
-        const before = await srmState.readSrmState(tx, id);
-        const after = await srmState.setAutoPause(tx, id, body.auto_pause, clock.now());
-        await deps.audit.record(tx, actor, {
-          action: 'experiment_srm_settings_update', entityType: 'experiment', entityId: id,
-          before: { auto_pause: before.autoPause }, after: { auto_pause: after.autoPause },
-        });
-        return after;
-      });
+      const settings = await srm.update(actor, id, body);
       await cache.deletePrefix(prefix(id));
-      return settingsView(id, state);
+      return settings;
     },
   };
 }

@@ -73,3 +73,17 @@ export const primaryMetric = (e: ExperimentView): Metric | undefined => e.metric
 export const controlOf = (e: ExperimentView): Variant | undefined => e.variants.find((v) => v.is_control);
 /** Treatments in created order (the view lists variants by created_at, then id). */
 export const treatmentsOf = (e: ExperimentView): Variant[] => e.variants.filter((v) => !v.is_control);
+
+/** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
+export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
+  const families = new Map<string, { names: string[]; window: W }>();
+  for (const name of names) {
+    const window = windowOf(name);
+    if (window === undefined) continue;
+    const key = JSON.stringify(window);
+    const family = families.get(key);
+    if (family) family.names.push(name);
+    else families.set(key, { names: [name], window });
+  }
+  return [...families.values()];
+}
