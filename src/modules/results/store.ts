@@ -139,18 +139,13 @@ export async function rollUpExposures(tx: Executor, experimentId: string, w: Cre
  * text sort.
  */
 function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow, users?: string[]): SQL {
+  // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
   const prior = w.after === null
     ? sql`0::bigint AS prior_count, 0::float8 AS prior_sum FROM new_events ne`
-    : sql`coalesce(p.prior_count, 0) AS prior_count, coalesce(p.prior_sum, 0) AS prior_sum
-          FROM new_events ne LEFT JOIN prior p ON p.event_name = ne.event_name AND p.user_id = ne.user_id`;
-  const priorCte = w.after === null ? sql`` : sql`
-    prior AS (
-      SELECT u.event_name, u.user_id, b.event_count AS prior_count, b.value_sum AS prior_sum
-      FROM (SELECT DISTINCT user_id, event_name, assigned_at FROM new_events) u
-      CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`u.user_id`, eventName: sql`u.event_name`, assignedAt: sql`u.assigned_at` }, w.after)}) b
-    ),`;
+    : sql`b.event_count AS prior_count, b.value_sum AS prior_sum FROM new_events ne
+          CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after)}) b`;
   return sql`
-    new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),${priorCte}
+    new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),
     steps AS (
       SELECT event_name, variant_id, day, event_count, value_sum,
              prior_count + sum(event_count) OVER w - event_count AS count_before,
