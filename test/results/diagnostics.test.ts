@@ -33,12 +33,12 @@ function usersLandingIn(e: Json, index: number, n: number, prefix: string): stri
   return out;
 }
 
-/** Balanced traffic in US, and 150 extra users in DE who all land in the control: an SRM located in DE. */
+/** Balanced traffic in US, and 300 extra users in DE who all land in the control: an SRM located in DE. */
 async function skewedExperiment(): Promise<Json> {
   const e = await d.experiment();
   const us = Array.from({ length: 400 }, (_, i) => `us-${e.key}-${i}`);
   await d.assign(e.key, us, () => ({ country: 'US', platform: 'web' }));
-  await d.assign(e.key, usersLandingIn(e, 0, 150, `de-${e.key}`), () => ({ country: 'DE', platform: 'web' }));
+  await d.assign(e.key, usersLandingIn(e, 0, 300, `de-${e.key}`), () => ({ country: 'DE', platform: 'web' }));
   // An id-like attribute: more distinct values than the diagnosis keeps.
   await d.assign(e.key, Array.from({ length: 120 }, (_, i) => `id-${e.key}-${i}`), (u) => ({ country: 'US', session: u }));
   return e;
@@ -52,8 +52,8 @@ describe('SRM diagnosis', () => {
     expect(fromTail.srm.sequential).toMatchObject({ method: 'dirichlet_multinomial_mixture', warning: true, looks: 1 });
     expect(fromTail.srm.sequential.p_value).toBeLessThan(0.001);
     const diagnosis = fromTail.srm.diagnosis;
-    expect(diagnosis.worst[0]).toMatchObject({ attribute: 'country', value: 'DE', users: 150, warning: true });
-    expect(diagnosis.worst[0].variants.map((v: Json) => v.observed)).toEqual([150, 0]);
+    expect(diagnosis.worst[0]).toMatchObject({ attribute: 'country', value: 'DE', users: 300, warning: true });
+    expect(diagnosis.worst[0].variants.map((v: Json) => v.observed)).toEqual([300, 0]);
     expect(diagnosis.dimensions.find((x: Json) => x.attribute === 'country')).toMatchObject({ warning: true, worst_value: 'DE', values_tested: 2 });
     expect(diagnosis.value_limit).toBe(100);
     expect(diagnosis.dimensions.map((x: Json) => x.attribute)).not.toContain('session');
