@@ -182,8 +182,7 @@ export function createResultsService(deps: ResultsDeps) {
   ): Promise<T> {
     try {
       return await db.transaction(async (tx) => {
-        await store.tuneForResults(tx);
-        await store.boundStatements(tx, deps.readTimeoutMs);
+        await store.tuneForResults(tx, deps.readTimeoutMs);
         const marks = await store.readWatermarks(tx, e.id);
         const watermark = (stream: string) => marks.get(stream) ?? null;
         const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
@@ -196,7 +195,8 @@ export function createResultsService(deps: ResultsDeps) {
     }
   }
 
-  const loadSnapshot = (e: ExperimentView): Promise<Snapshot> =>
+  /** A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. */
+  const loadSnapshot = async (e: ExperimentView): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
     consistentRead(e, async (tx, watermark, excluded) => {
       const days = await store.assignmentDays(tx, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
       const metrics: Snapshot['metrics'] = {};
@@ -233,7 +233,7 @@ export function createResultsService(deps: ResultsDeps) {
     const options = optionsOf(e, q);
     const snapshot = await snapshotOf(e, useCache);
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-    return buildResults(e, snapshot, options, breakdown, clock.now(), await srm.autoPause(e.id));
+    return buildResults(e, snapshot, options, breakdown, clock.now(), e.status !== 'draft' && (await srm.autoPause(e.id)));
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {

@@ -46,16 +46,11 @@ export interface MetricDay {
  * would make Postgres JIT-compile them for far longer than they run; a refresh that catches up on many events sorts
  * and hashes in memory rather than on disk.
  */
-export async function tuneForResults(tx: Executor): Promise<void> {
-  await tx.execute(sql`SELECT set_config('jit', 'off', true), set_config('work_mem', '256MB', true)`);
-}
-
-/**
- * Bounds every statement of the current transaction (PostgreSQL cancels one that runs longer; embedded PGlite has no
- * timer and ignores it).
- */
-export async function boundStatements(tx: Executor, ms: number): Promise<void> {
-  await tx.execute(sql`SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`);
+export async function tuneForResults(tx: Executor, statementTimeoutMs?: number): Promise<void> {
+  // A statement timeout bounds every statement of the transaction (PostgreSQL cancels one that runs longer; embedded
+  // PGlite has no timer and ignores it).
+  const timeout = statementTimeoutMs === undefined ? sql`` : sql`, set_config('statement_timeout', ${String(Math.max(1, Math.round(statementTimeoutMs)))}, true)`;
+  await tx.execute(sql`SELECT set_config('jit', 'off', true), set_config('work_mem', '256MB', true)${timeout}`);
 }
 
 /**
