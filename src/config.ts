@@ -59,6 +59,11 @@ export interface Config {
   corsOrigins: string[];
   /** Warehouse analysis (full profile, beta): see WarehouseConfig. */
   warehouse: WarehouseConfig;
+  /**
+   * RESULTS_READ_TIMEOUT_MS: the longest one statement of a results read may run on PostgreSQL (default 2000); past
+   * it the route answers 202 and the experiment's rollups are built in the background.
+   */
+  resultsReadTimeoutMs: number;
 }
 
 export interface IdpConfig {
@@ -415,6 +420,7 @@ export function loadConfig(env: Env = process.env): Config {
     sdkStreamHeartbeatSeconds: parseInteger(env, 'SDK_STREAM_HEARTBEAT_SECONDS', 15, 1, 60),
     corsOrigins: parseCorsOrigins(env),
     warehouse: parseWarehouse(env, environment, env.DATA_DIR?.trim() || './data'),
+    resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),
   };
 }
 

@@ -99,3 +99,4 @@ export {
   type GuardrailDirection,
   type GuardrailDegenerateReason,
 } from './guardrail.js';
+export { sequentialSrm, srmLogBayesFactor, SRM_PRIOR_CONCENTRATION, type SequentialSrmResult } from './srm-sequential.js';

@@ -94,7 +94,7 @@ describe('GET /results/{id}', () => {
   it('gives the spec payload with Fisher, Welch and the stored Benjamini-Hochberg correction', async () => {
     const r = await d.get(`/api/v1/results/${e.id}`);
     expect(Object.keys(r).sort()).toEqual([
-      'analysis_status', 'bayesian_results', 'breakdown', 'computed_at', 'confidence_level', 'correction_method', 'end_date',
+      'analysis_status', 'bayesian_results', 'breakdown', 'computed_at', 'confidence_level', 'correction_method', 'diagnostics', 'end_date',
       'experiment_id', 'experiment_name', 'metrics', 'sample_size_adequate', 'sequential_testing', 'srm', 'start_date', 'status', 'summary',
     ]);
     expect(r).toMatchObject({
@@ -205,15 +205,19 @@ describe('rollup and cache', () => {
     const tailOnly = await d.get(`/api/v1/results/${e.id}`);
 
     clock.advance(2 * MINUTE);
+    // A read writes nothing: the rollups are the results-rollup job's.
+    await d.get(`/api/v1/results/${e.id}?use_cache=false`);
+    expect(await queryRows(t.database.db, sql`SELECT 1 FROM result_watermarks WHERE experiment_id = ${e.id}`)).toEqual([]);
+    await t.services.results.refreshActive();
     const rolledUp = await d.get(`/api/v1/results/${e.id}?use_cache=false`);
     expect(numbers(rolledUp)).toEqual(numbers(tailOnly));
     const marks = await queryRows<{ stream: string; rolled_up_to: Date }>(t.database.db, sql`
       SELECT stream, rolled_up_to FROM result_watermarks WHERE experiment_id = ${e.id} ORDER BY stream`);
     expect(marks.map((m) => [m.stream, new Date(m.rolled_up_to).getTime()])).toEqual(
-      ['assignments', 'metric:purchase', 'metric:revenue'].map((stream) => [stream, clock.now().getTime() - MINUTE]));
-    const [{ users }] = await queryRows<{ users: number }>(t.database.db, sql`
-      SELECT count(*)::int AS users FROM result_user_totals WHERE experiment_id = ${e.id} AND event_name = 'purchase'`);
-    expect(users).toBe(40);
+      ['assignments', 'exposures', 'metric:purchase', 'metric:revenue'].map((stream) => [stream, clock.now().getTime() - MINUTE]));
+    const [{ converters }] = await queryRows<{ converters: number }>(t.database.db, sql`
+      SELECT sum(converters)::int AS converters FROM result_variant_days WHERE experiment_id = ${e.id} AND event_name = 'purchase'`);
+    expect(converters).toBe(40);
 
     clock.advance(24 * 60 * MINUTE);
     const second = await d.assign(e.key, Array.from({ length: 80 }, (_, i) => `b${i}`));
@@ -223,6 +227,7 @@ describe('rollup and cache', () => {
       ...[...first.keys()].filter((_, i) => i % 5 === 0).map((u, i) => ({ event_type: 'revenue', user_id: u, experiment_key: e.key, value: 7 + i })),
     ];
     await d.track(day2);
+    await t.services.results.refreshActive();
     const mixed = await d.get(`/api/v1/results/${e.id}?use_cache=false`);
     const all = new Map([...first, ...second]);
     const revenueArms = expectedArms(all, [...day1, ...day2].filter((x) => x.event_type === 'revenue'));
@@ -233,6 +238,7 @@ describe('rollup and cache', () => {
     expect(mixed.metrics[1].variants[1].p_value).toBeCloseTo(welchTTest(s(control), s(treatment)).p_value, 12);
 
     clock.advance(2 * MINUTE);
+    await t.services.results.refreshActive();
     expectClose(numbers(await d.get(`/api/v1/results/${e.id}?use_cache=false`)), numbers(mixed));
 
     const daily = await d.get(`/api/v1/experiments/${e.id}/daily-results`);
@@ -384,7 +390,10 @@ describe('how results are judged', () => {
     expect(blue.prob_beat_control).toBeGreaterThan(0.99);
     expect(blue.decision).toBe('STOP_WINNER');
     expect(r.bayesian_results.bayesian_decision).toBe('STOP_WINNER');
-    // The experiment reports the decision too (a result only: the experiment keeps running).
+    // A read records nothing; the results-rollup job records the decision on the experiment (a result only: the
+    // experiment keeps running).
+    expect(await d.get(`/api/v1/experiments/${e.id}`)).toMatchObject({ bayesian_decision: null });
+    await t.services.results.refreshActive();
     const stored = await d.get(`/api/v1/experiments/${e.id}`);
     expect(stored).toMatchObject({ bayesian_decision: 'STOP_WINNER', status: 'active' });
     const bayes = await d.get(`/api/v1/results/${e.id}/bayesian`, viewer);

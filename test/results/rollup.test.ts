@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantResults } from '../../src/modules/results/compare.js';
 import { judge } from '../../src/modules/results/judgement.js';
-import { metricDays, rollUpMetric } from '../../src/modules/results/store.js';
+import { metricDays, rollUpMetrics } from '../../src/modules/results/store.js';
 import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
@@ -85,10 +85,10 @@ describe('incremental rollup', () => {
       let after: Date | null = null;
       for (const cut of c.cuts) {
         const upTo = new Date(BASE + cut * HOUR);
-        await db.transaction((tx) => rollUpMetric(tx, e.id, eventName, { after, upTo }));
+        await db.transaction((tx) => rollUpMetrics(tx, e.id, [eventName], { after, upTo }));
         after = upTo;
       }
-      const found = await metricDays(db, e.id, eventName, after);
+      const found = (await metricDays(db, e.id, [eventName], after, [])).get(eventName)!;
       const days = [...new Set(c.events.map((ev) => day(BASE + ev.hour * HOUR)))].sort();
       const want = expected(c, variantIds, days);
       for (const d of days) {
@@ -135,7 +135,7 @@ describe('judging (pure)', () => {
       const metric = { id: randomUUID(), name: 'm', description: null, event_name: 'm', metric_type: 'conversion', is_primary: true, expected_effect: null };
       const base = { metric, variants: results, alpha: 0.05, sampleSizeAdequate: adequate, required: null };
       const plain = judge({ ...base, srm: null });
-      const srm = judge({ ...base, srm: { statistic: 30, p_value: 1e-7, df: 1, threshold: 0.001, warning: true, variants: [] } });
+      const srm = judge({ ...base, srm: { statistic: 30, p_value: 1e-7, df: 1, threshold: 0.001, warning: true, variants: [], sequential: null, diagnosis: null, auto_pause: false } });
       expect(srm).toEqual({ ...plain, recommendation: 'INCONCLUSIVE', recommendation_reason: expect.stringContaining('p = 1.00e-7') });
     }));
   });

@@ -1,4 +1,4 @@
-import { bigint, date, doublePrecision, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, doublePrecision, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { experiments } from './experiments.js';
 
 /**
@@ -31,20 +31,6 @@ export const resultAssignmentDays = pgTable(
   (t) => [primaryKey({ columns: [t.experimentId, t.variantId, t.day] })],
 );
 
-/** Per assigned user with at least one counted event of a metric: how many such events and their value total. */
-export const resultUserTotals = pgTable(
-  'result_user_totals',
-  {
-    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
-    eventName: text().notNull(),
-    userId: text().notNull(),
-    variantId: uuid().notNull(),
-    eventCount: bigint({ mode: 'number' }).notNull(),
-    valueSum: doublePrecision().notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.userId] })],
-);
-
 /**
  * Per variant and UTC day, what that day's events added to the variant's sufficient statistics: users converting
  * for the first time, events, value, and the growth of the sums of squares of per-user totals (so that summing the
@@ -65,3 +51,48 @@ export const resultVariantDays = pgTable(
   },
   (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.variantId, t.day] })],
 );
+
+/** Assigned users per scalar top-level assignment-context value and variant (SRM diagnosis), with the assignments stream. */
+export const resultContextValues = pgTable(
+  'result_context_values',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    attribute: text().notNull(),
+    value: text().notNull(),
+    variantId: uuid().notNull(),
+    users: bigint({ mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.attribute, t.value, t.variantId] })],
+);
+
+/** Context attributes with more distinct values than the diagnosis keeps: no longer rolled up. */
+export const resultContextOverLimit = pgTable(
+  'result_context_over_limit',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    attribute: text().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.attribute] })],
+);
+
+/** Assigned users with a tracked event naming another variant than their assignment: excluded from the analysis. */
+export const resultExcludedUsers = pgTable(
+  'result_excluded_users',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    userId: text().notNull(),
+    variantId: uuid().notNull(),
+    firstSeen: timestamp({ withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.userId] })],
+);
+
+/** The SRM auto-pause opt-in of an experiment, and what the results-rollup job last did about a mismatch. */
+export const resultSrmState = pgTable('result_srm_state', {
+  experimentId: uuid().primaryKey().references(() => experiments.id, { onDelete: 'cascade' }),
+  autoPause: boolean().notNull().default(false),
+  updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+  alertedAt: timestamp({ withTimezone: true }),
+  autoPausedAt: timestamp({ withTimezone: true }),
+  alertPValue: doublePrecision(),
+});

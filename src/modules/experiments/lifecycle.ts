@@ -156,6 +156,16 @@ export function createLifecycle(deps: LifecycleDeps) {
     pause: (actor: Actor, id: string) =>
       move(actor, id, 'pause', (tx, _row, to) => store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() })),
 
+    /** For results (SRM auto-pause): pauses as the system, audited as any pause; false when no longer active. */
+    async pauseAutomatically(id: string): Promise<boolean> {
+      let paused = false;
+      await moveIfStillDue(id, 'pause', (row) => row.status === 'active', (tx, _row, to) => {
+        paused = true;
+        return store.updateExperiment(tx, id, { status: to, updatedAt: clock.now() });
+      });
+      return paused;
+    },
+
     /** Ends now; a start_date after now becomes one microsecond before the end (spec, Experiment status). */
     complete: (actor: Actor, id: string) =>
       move(actor, id, 'complete', (tx) => store.completeExperiment(tx, id, isoMicros(clock.now()), clock.now())),

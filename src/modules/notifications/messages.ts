@@ -8,7 +8,7 @@ export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 export interface NotificationPayloads {
   experiment_started: { experiment_id: string; experiment_name: string };
   experiment_completed: { experiment_id: string; experiment_name: string; recommendation?: string | null };
-  srm_detected: { experiment_id: string; experiment_name: string; p_value: number };
+  srm_detected: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean };
   flag_rolled_back: { flag_id: string; flag_key: string; percentage: number; reason?: string | null };
   rollout_guardrail_decision: {
     schedule_id: string; schedule_name: string; flag_id: string; flag_key: string;
@@ -38,7 +38,8 @@ const RENDERERS: Renderers = {
     subject: `Sample ratio mismatch: ${p.experiment_name}`,
     text:
       `The experiment "${p.experiment_name}" (${p.experiment_id}) shows a sample ratio mismatch ` +
-      `(p = ${p.p_value.toPrecision(3)}). Its results are reported as INCONCLUSIVE until the cause is found.`,
+      `(p = ${p.p_value.toPrecision(3)}). Its results are reported as INCONCLUSIVE until the cause is found.` +
+      (p.auto_paused ? ' The experiment was paused automatically (SRM auto-pause is on); resume it once the cause is fixed.' : ''),
   }),
   flag_rolled_back: (p) => ({
     subject: `Feature flag rolled back: ${p.flag_key}`,

@@ -9,35 +9,10 @@ import { BAYESIAN_DEFAULTS } from '../experiments/rules.js';
 import type { ExperimentView } from '../experiments/schemas.js';
 import { finite, type Interval } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
+import type { BayesianBlock } from './schemas.js';
 
-
-export interface BayesianVariant {
-  variant_id: string;
-  variant_name: string;
-  is_control: boolean;
-  sample_size: number;
-  conversions: number;
-  posterior_alpha: number | null;
-  posterior_beta: number | null;
-  posterior_mean: number | null;
-  credible_interval: Interval | null;
-  prob_beat_control: number | null;
-  expected_loss: number | null;
-  rope_probability: number | null;
-  decision: BayesianDecision | null;
-}
-
-export interface BayesianBlock {
-  engine_version: string;
-  metric_id: string;
-  metric_name: string;
-  prior: { family: string; alpha: number; beta: number };
-  credible_level: number;
-  loss_threshold: number;
-  rope: number;
-  variants: BayesianVariant[];
-  bayesian_decision: BayesianDecision;
-}
+export type { BayesianBlock };
+export type BayesianVariant = BayesianBlock['variants'][number];
 
 /**
  * The experiment-level decision: a winner if any treatment is one; else, when every treatment may stop, futile if

@@ -7,6 +7,7 @@ import { adjust, compareProportions, fisherExactTwoSided, normalQuantile, summar
 import type { CorrectionMethod } from '../../db/schema/experiments.js';
 import type { ArmTotals, Variant } from './snapshot.js';
 import { totalsOf } from './snapshot.js';
+import type { VariantResult } from './schemas.js';
 
 export type MetricKind = 'conversion' | 'count' | 'value';
 
@@ -75,19 +76,7 @@ export function compareArms(kind: MetricKind, control: ArmTotals, treatment: Arm
   };
 }
 
-export interface VariantResult {
-  variant_id: string;
-  variant_name: string;
-  is_control: boolean;
-  sample_size: number;
-  conversions: number;
-  mean: number | null;
-  p_value: number | null;
-  adjusted_p_value: number | null;
-  is_significant: boolean;
-  relative_lift: number | null;
-  confidence_interval: Interval | null;
-}
+export type { VariantResult };
 
 /**
  * Every variant's numbers for one metric. Raw p-values of all treatments are adjusted together with the method;

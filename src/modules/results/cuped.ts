@@ -7,32 +7,15 @@ import type { ExperimentView } from '../experiments/schemas.js';
 import { alphaFor, finite, type Interval } from './compare.js';
 import type { CupedSums } from './store.js';
 import { controlOf, type Metric } from './snapshot.js';
+import type { CupedResult } from './schemas.js';
 
 export const CUPED_UNAVAILABLE = [
   'no_covariate_metric', 'covariate_metric_not_found', 'no_control', 'insufficient_data', 'no_covariate_variance',
 ] as const;
 export type CupedUnavailable = (typeof CUPED_UNAVAILABLE)[number];
 
-export interface CupedComparison {
-  variant_id: string;
-  variant_name: string;
-  adjusted_effect: number | null;
-  unadjusted_effect: number | null;
-  confidence_interval: Interval | null;
-  variance_reduction: number | null;
-  share_with_history: number | null;
-  theta: number | null;
-  p_value: number | null;
-  corrected_p_value: number | null;
-  is_significant: boolean;
-  unavailable_reason: CupedUnavailable | null;
-}
-
-export interface CupedMetric {
-  metric_id: string;
-  metric_name: string;
-  comparisons: CupedComparison[];
-}
+export type CupedComparison = CupedResult['metrics'][number]['comparisons'][number];
+export type CupedMetric = CupedResult['metrics'][number];
 
 /** The covariate metric named by the experiment's config, or why there is none. */
 export function covariateOf(e: ExperimentView): { metric: Metric } | { reason: CupedUnavailable } {

@@ -5,23 +5,9 @@
 import type { ExperimentView } from '../experiments/schemas.js';
 import { compareArms, finite, meanOf, metricKind } from './compare.js';
 import { armTotals, controlOf, daysOf, metricHeader, totalsOf, type Snapshot } from './snapshot.js';
+import type { DailyResults } from './schemas.js';
 
-export interface DailyResults {
-  experiment_id: string;
-  experiment_name: string;
-  analysis_status: 'ga';
-  computed_at: string;
-  metrics: Array<{
-    metric_id: string;
-    metric_name: string;
-    metric_type: string;
-    is_primary: boolean;
-    days: Array<{
-      date: string;
-      variants: Array<{ variant_id: string; variant_name: string; sample_size: number; conversions: number; mean: number | null; p_value: number | null }>;
-    }>;
-  }>;
-}
+export type { DailyResults };
 
 export function dailyResults(e: ExperimentView, snapshot: Snapshot, computedAt: Date): DailyResults {
   const days = daysOf(snapshot);

@@ -5,25 +5,21 @@
 import { srmChiSquare, SRM_P_THRESHOLD } from '../../stats/index.js';
 import type { ExperimentView } from '../experiments/schemas.js';
 import { finite, type VariantResult } from './compare.js';
+import type { SrmBlock, Summary } from './schemas.js';
 import type { Metric } from './snapshot.js';
+
+export type { SrmBlock };
 
 export const RECOMMENDATIONS = ['SHIP_VARIANT', 'KEEP_CONTROL', 'CONTINUE_TESTING', 'INCONCLUSIVE'] as const;
 export type Recommendation = (typeof RECOMMENDATIONS)[number];
-
-export interface SrmBlock {
-  statistic: number | null;
-  p_value: number;
-  df: number;
-  threshold: number;
-  warning: boolean;
-  variants: Array<{ variant_id: string; variant_name: string; allocation: number; observed: number; expected: number }>;
-}
 
 /**
  * Pearson chi-square of assigned users against the configured allocations. null when the check cannot run: bandit
  * experiments (allocation moves on purpose), fewer than two variants, or no assignments.
  */
-export function srmBlock(e: ExperimentView, users: Map<string, number>): SrmBlock | null {
+export function srmBlock(
+  e: ExperimentView, users: Map<string, number>, extra: Pick<SrmBlock, 'sequential' | 'diagnosis' | 'auto_pause'>,
+): SrmBlock | null {
   if (e.experiment_type === 'bandit') return null;
   const observed = e.variants.map((v) => users.get(v.id) ?? 0);
   const allocations = e.variants.map((v) => v.traffic_allocation);
@@ -38,6 +34,7 @@ export function srmBlock(e: ExperimentView, users: Map<string, number>): SrmBloc
     variants: e.variants.map((v, i) => ({
       variant_id: v.id, variant_name: v.name, allocation: v.traffic_allocation, observed: observed[i], expected: result.expected[i],
     })),
+    ...extra,
   };
 }
 
@@ -49,12 +46,7 @@ export function formatP(p: number): string {
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${+(x * 100).toFixed(2)}%`;
 
-export interface Summary {
-  recommendation: Recommendation;
-  recommendation_reason: string;
-  has_winner: boolean;
-  winning_variant_id: string | null;
-}
+export type { Summary };
 
 export interface JudgementInput {
   metric: Metric | undefined;

@@ -4,47 +4,24 @@
  */
 import type { CorrectionMethod } from '../../db/schema/experiments.js';
 import type { ExperimentView } from '../experiments/schemas.js';
-import { bayesianBlock, type BayesianBlock } from './bayesian.js';
-import { alphaFor, metricKind, TEST_OF, variantResults, type VariantResult } from './compare.js';
-import { judge, srmBlock, type SrmBlock, type Summary } from './judgement.js';
+import { bayesianBlock } from './bayesian.js';
+import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';
+import { judge, srmBlock } from './judgement.js';
+import type { Diagnostics, ResultsPayload } from './schemas.js';
 import { sampleSizePlan } from './sample-size.js';
 import type { SegmentedResults } from './segments.js';
-import { sequentialBlock, type SequentialBlock } from './sequential.js';
+import { sequentialBlock } from './sequential.js';
 import { armTotals, assignedUsers, metricHeader, primaryMetric, treatmentsOf, type Snapshot } from './snapshot.js';
+import { CONTEXT_VALUES_LIMIT } from './store.js';
+import { sequentialSrmBlock, srmDiagnosis } from './srm.js';
 
 export interface ResultsOptions {
   correction_method: CorrectionMethod;
   confidence_level: number;
 }
 
-export interface MetricResult {
-  metric_id: string;
-  metric_name: string;
-  event_name: string;
-  metric_type: string;
-  is_primary: boolean;
-  test: 'fisher_exact' | 'welch_t';
-  variants: VariantResult[];
-}
-
-export interface ResultsPayload {
-  experiment_id: string;
-  experiment_name: string;
-  status: ExperimentView['status'];
-  start_date: string | null;
-  end_date: string | null;
-  computed_at: string;
-  correction_method: CorrectionMethod;
-  confidence_level: number;
-  metrics: MetricResult[];
-  summary: Summary;
-  sample_size_adequate: boolean;
-  srm: SrmBlock | null;
-  sequential_testing: SequentialBlock | null;
-  bayesian_results: BayesianBlock | null;
-  breakdown: SegmentedResults | null;
-  analysis_status: 'ga';
-}
+export type { ResultsPayload };
+export type MetricResult = ResultsPayload['metrics'][number];
 
 /** Spec, "How results are judged" 4: sequential testing embedded at the stored alpha, control vs first treatment. */
 export function storedSequentialAlpha(e: ExperimentView): number {
@@ -52,8 +29,19 @@ export function storedSequentialAlpha(e: ExperimentView): number {
   return typeof alpha === 'number' ? alpha : 0.05;
 }
 
+/** Users exposed to more than one variant, per assigned variant (snapshot.excludedAssignments). */
+export function diagnosticsOf(e: ExperimentView, snapshot: Snapshot): Diagnostics {
+  const users = assignedUsers({ assignments: snapshot.excludedAssignments ?? [], metrics: {} });
+  const excluded = [...users.values()].reduce((a, b) => a + b, 0);
+  return {
+    multiple_exposure_users: excluded,
+    excluded_users: excluded,
+    excluded_by_variant: e.variants.map((v) => ({ variant_id: v.id, variant_name: v.name, users: users.get(v.id) ?? 0 })),
+  };
+}
+
 export function buildResults(
-  e: ExperimentView, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, computedAt: Date,
+  e: ExperimentView, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, computedAt: Date, autoPause = false,
 ): ResultsPayload {
   const metrics = e.metrics.map((m): MetricResult => {
     const kind = metricKind(m.metric_type);
@@ -67,7 +55,13 @@ export function buildResults(
   const primary = primaryMetric(e);
   const primaryTotals = armTotals(snapshot, primary?.event_name ?? '');
   const plan = sampleSizePlan(e, primaryTotals, options);
-  const srm = srmBlock(e, assignedUsers(snapshot));
+  // The sample-ratio checks count every assignment, excluded users included: randomisation assigned them.
+  const everyAssignment = [...snapshot.assignments, ...(snapshot.excludedAssignments ?? [])];
+  const srm = srmBlock(e, assignedUsers({ assignments: everyAssignment, metrics: {} }), {
+    sequential: sequentialSrmBlock(e, everyAssignment),
+    diagnosis: snapshot.contexts ? srmDiagnosis(e, snapshot.contexts.counts, snapshot.contexts.overLimit, CONTEXT_VALUES_LIMIT) : null,
+    auto_pause: autoPause,
+  });
   const summary = judge({
     metric: primary,
     variants: metrics.find((m) => m.metric_id === primary?.id)?.variants ?? [],
@@ -93,6 +87,7 @@ export function buildResults(
     sequential_testing: e.sequential_testing_enabled ? sequentialBlock(e, primaryTotals, storedSequentialAlpha(e), firstTreatment) : null,
     bayesian_results: e.bayesian_enabled ? bayesianBlock(e, primaryTotals) : null,
     breakdown,
+    diagnostics: diagnosticsOf(e, snapshot),
     analysis_status: 'ga',
   };
 }

@@ -9,6 +9,7 @@ import { Unprocessable } from '../../platform/errors.js';
 import type { ExperimentView } from '../experiments/schemas.js';
 import { alphaFor, finite } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
+import type { SampleSizeQuery, SampleSizeResult } from './schemas.js';
 
 export const DEFAULT_MDE = 0.05;
 export const DEFAULT_POWER = 0.8;
@@ -21,39 +22,7 @@ export const UNAVAILABLE_REASONS = [
 export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
 export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 'sequential_testing', 'bayesian'] as const;
 
-export interface SampleSizeQuery {
-  baseline_conversion_rate?: number;
-  mde?: number;
-  confidence_level?: number;
-  power_target?: number;
-  correction_method?: CorrectionMethod;
-}
-
-export interface SampleSizeResult {
-  required_sample_size_per_variant: number | null;
-  current_sample_size_per_variant: number;
-  is_adequate: boolean;
-  achieved_power: number | null;
-  baseline_rate: number | null;
-  baseline_source: 'observed' | 'request';
-  baseline_users: number | null;
-  mde: number;
-  mde_source: 'request' | 'experiment' | 'default';
-  mde_absolute: number | null;
-  confidence_level: number;
-  alpha: number;
-  comparisons: number;
-  correction_method: CorrectionMethod;
-  power_target: number;
-  metric_id: string | null;
-  metric_name: string | null;
-  metric_type: string | null;
-  analysed_as: 'conversion';
-  guide_only_reasons: Array<(typeof GUIDE_ONLY_REASONS)[number]>;
-  unavailable_reason: UnavailableReason | null;
-  days_to_significance: null;
-  projected_completion_date: null;
-}
+export type { SampleSizeQuery, SampleSizeResult };
 
 /** Why the plan is only a guide for this experiment's design (none of these break the fixed-horizon formula's use). */
 function guideOnlyReasons(e: ExperimentView): SampleSizeResult['guide_only_reasons'] {

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { BAYESIAN_DECISIONS, CORRECTION_METHODS, EXPERIMENT_STATUSES } from '../../db/schema/experiments.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 import { CUPED_UNAVAILABLE } from './cuped.js';
@@ -58,6 +58,44 @@ export const Summary = Type.Object({
   winning_variant_id: Nullable(Uuid()),
 });
 
+export const SrmSequential = Type.Object({
+  method: StringEnum(['dirichlet_multinomial_mixture']),
+  p_value: Type.Number({ description: 'Always-valid: stays below the threshold with probability at most the threshold under no mismatch, however often read' }),
+  log_bayes_factor: Num('At the last look; null when infinite'),
+  looks: Type.Integer({ description: 'Daily looks evaluated (cumulative assignments at the end of each UTC day)' }),
+  prior_concentration: Type.Number(),
+  threshold: Type.Number(),
+  warning: Type.Boolean(),
+}, { description: 'Sequential SRM test (docs/statistics.md); drives the SRM alert and auto-pause' });
+export type SrmSequential = Static<typeof SrmSequential>;
+
+export const SrmContributor = Type.Object({
+  attribute: Type.String(),
+  value: Type.String(),
+  users: Count,
+  statistic: Num('Chi-square within the value; null when infinite'),
+  p_value: Type.Number(),
+  adjusted_p_value: Type.Number({ description: 'Bonferroni over every value tested' }),
+  warning: Type.Boolean(),
+  variants: Type.Array(Type.Object({ variant_id: Uuid(), observed: Count, expected: Type.Number() })),
+});
+
+export const SrmDiagnosis = Type.Object({
+  threshold: Type.Number(),
+  values_tested: Count,
+  value_limit: Type.Integer({ description: 'Attributes with more distinct values are not diagnosed' }),
+  attributes_over_limit: Type.Array(Type.String()),
+  dimensions: Type.Array(Type.Object({
+    attribute: Type.String(),
+    values_tested: Count,
+    min_adjusted_p_value: Type.Number(),
+    warning: Type.Boolean(),
+    worst_value: Type.String(),
+  })),
+  worst: Type.Array(SrmContributor, { description: 'The values with the lowest p-values, worst first' }),
+}, { description: 'SRM per value of each assignment-context attribute' });
+export type SrmDiagnosis = Static<typeof SrmDiagnosis>;
+
 export const Srm = Type.Object({
   statistic: Num('Chi-square; null when infinite (traffic in a 0% variant)'),
   p_value: Type.Number(),
@@ -67,7 +105,18 @@ export const Srm = Type.Object({
   variants: Type.Array(Type.Object({
     variant_id: Uuid(), variant_name: Type.String(), allocation: Type.Number(), observed: Count, expected: Type.Number(),
   })),
+  sequential: Nullable(SrmSequential),
+  diagnosis: Nullable(SrmDiagnosis),
+  auto_pause: Type.Boolean({ description: 'Whether the experiment is paused automatically on a sequential SRM (PUT /results/{id}/srm-settings)' }),
 });
+export type SrmBlock = Static<typeof Srm>;
+
+export const Diagnostics = Type.Object({
+  multiple_exposure_users: Count,
+  excluded_users: Count,
+  excluded_by_variant: Type.Array(Type.Object({ variant_id: Uuid(), variant_name: Type.String(), users: Count })),
+}, { description: 'Assigned users tracked with another variant than their assignment: excluded from every metric (kept in the SRM check)' });
+export type Diagnostics = Static<typeof Diagnostics>;
 
 export const SequentialBlock = Type.Object({
   alpha: Type.Number(),
@@ -147,8 +196,24 @@ export const ResultsPayload = Type.Object({
   sequential_testing: Nullable(SequentialBlock),
   bayesian_results: Nullable(BayesianBlock),
   breakdown: Nullable(Breakdown),
+  diagnostics: Diagnostics,
   ...GaStatus,
 });
+export type ResultsPayload = Static<typeof ResultsPayload>;
+
+export const SrmSettingsBody = Type.Object({
+  auto_pause: Type.Boolean({ description: 'Pause the experiment automatically when the sequential SRM test fails' }),
+}, { additionalProperties: false });
+export type SrmSettingsBody = Static<typeof SrmSettingsBody>;
+
+export const SrmSettings = Type.Object({
+  experiment_id: Uuid(),
+  auto_pause: Type.Boolean(),
+  updated_at: Nullable(DateTime()),
+  alerted_at: Nullable(DateTime({ description: 'When the results-rollup job last alerted a sequential SRM' })),
+  auto_paused_at: Nullable(DateTime()),
+});
+export type SrmSettings = Static<typeof SrmSettings>;
 
 export const SampleSizeQuery = Type.Object({
   baseline_conversion_rate: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: "Default: the control's observed rate" })),
@@ -276,3 +341,15 @@ export const DailyResults = Type.Object({
     })),
   })),
 });
+
+// Types of the results module, derived from its schemas (one definition each).
+export type VariantResult = Static<typeof VariantResult>;
+export type Summary = Static<typeof Summary>;
+export type SequentialBlock = Static<typeof SequentialBlock>;
+export type BayesianBlock = Static<typeof BayesianBlock>;
+export type Breakdown = Static<typeof Breakdown>;
+export type SegmentCounts = Static<typeof SegmentCounts>;
+export type DailyResults = Static<typeof DailyResults>;
+export type CupedResult = Static<typeof CupedResult>;
+export type SampleSizeQuery = Static<typeof SampleSizeQuery>;
+export type SampleSizeResult = Static<typeof SampleSizeResult>;

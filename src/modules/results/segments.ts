@@ -9,6 +9,7 @@ import type { ExperimentView } from '../experiments/schemas.js';
 import { alphaFor, meanOf, metricKind, variantResults, type VariantResult } from './compare.js';
 import type { SegmentStats } from './store.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
+import type { Breakdown, SegmentCounts } from './schemas.js';
 
 /** Segments listed at most, the largest first; the rest are counted in segments_omitted. */
 export const MAX_SEGMENTS = 50;
@@ -35,22 +36,9 @@ function chosenSegments(rows: SegmentStats[]): { segments: Array<string | null>;
   return { segments: ordered.slice(0, MAX_SEGMENTS), total: ordered.length };
 }
 
-export interface SegmentMetric {
-  metric_id: string;
-  metric_name: string;
-  metric_type: string;
-  is_primary: boolean;
-  variants: VariantResult[];
-}
-
-export interface SegmentedResults {
-  segment_by: string;
-  correction_method: 'bonferroni';
-  confidence_level: number;
-  segments_total: number;
-  segments_omitted: number;
-  segments: Array<{ segment: string | null; sample_size: number; metrics: SegmentMetric[] }>;
-}
+/** The tested form: segmented results and the `breakdown` of GET /results. */
+export type SegmentedResults = Breakdown;
+export type SegmentMetric = Breakdown['segments'][number]['metrics'][number];
 
 /**
  * Every metric tested within each listed segment; a treatment's p-values over the listed segments are adjusted
@@ -89,23 +77,7 @@ export function segmentedResults(
   };
 }
 
-export interface SegmentCounts {
-  experiment_id: string;
-  segment_by: string;
-  metric_id: string | null;
-  segments_total: number;
-  segments_omitted: number;
-  analysis_status: 'ga';
-  segments: Array<{
-    segment: string | null;
-    variants: Array<{
-      variant_id: string;
-      variant_name: string;
-      users: number;
-      metrics: Array<{ metric_id: string; metric_name: string; conversions: number; events: number; value_sum: number; mean: number | null }>;
-    }>;
-  }>;
-}
+export type { SegmentCounts };
 
 /** Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for. */
 export function segmentCounts(

@@ -7,30 +7,12 @@ import type { ExperimentView } from '../experiments/schemas.js';
 import { finite, type Interval } from './compare.js';
 import { DEFAULT_MDE } from './sample-size.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals, type Variant } from './snapshot.js';
+import type { SequentialBlock } from './schemas.js';
 
 export const EARLY_STOP = ['STOP_FOR_EFFICACY', 'STOP_FOR_HARM', 'CONTINUE'] as const;
 
-export interface SequentialComparison {
-  variant_id: string;
-  variant_name: string;
-  difference: number | null;
-  tau_squared: number | null;
-  always_valid_p_value: number;
-  confidence_sequence: Interval | null;
-  can_stop: boolean;
-  at_risk: boolean;
-}
-
-export interface SequentialBlock {
-  alpha: number;
-  metric_id: string;
-  metric_name: string;
-  control_variant_id: string;
-  comparisons: SequentialComparison[];
-  early_stop_recommendation: (typeof EARLY_STOP)[number];
-  at_risk: boolean;
-  alpha_spending: never[];
-}
+export type { SequentialBlock };
+export type SequentialComparison = SequentialBlock['comparisons'][number];
 
 /**
  * Control against each given treatment at `alpha`. The mixing variance is tau^2 = (mde x pooled rate)^2, the effect

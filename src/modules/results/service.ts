@@ -1,9 +1,11 @@
 import type { Db, Executor } from '../../db/client.js';
+import { sqlState } from '../../db/errors.js';
+import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { CorrectionMethod } from '../../db/schema/experiments.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, NotFound, NotImplemented } from '../../platform/errors.js';
+import { BadRequest, DomainError, NotFound, NotImplemented } from '../../platform/errors.js';
 import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import { bayesianBlock } from './bayesian.js';
@@ -14,7 +16,9 @@ import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsP
 import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
 import { sequentialBlock } from './sequential.js';
-import { armTotals, controlOf, primaryMetric, treatmentsOf, type Metric, type Snapshot } from './snapshot.js';
+import { armTotals, controlOf, familiesOf, primaryMetric, treatmentsOf, type Metric, type Snapshot } from './snapshot.js';
+import type { SrmSettings, SrmSettingsBody } from './schemas.js';
+import { createSrmGuard } from './srm-guard.js';
 import * as store from './store.js';
 
 export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
@@ -36,6 +40,20 @@ export const SETTLED_TTL_SECONDS = 86_400;
 /** Spec, "Caching": daily and segmented results are cached an hour when CACHE_ENABLED is on, and not cleared on change. */
 export const EXPERIMENT_ROUTE_TTL_SECONDS = 3_600;
 const EXPERIMENT_CHANGED = 'experiments.changed';
+/** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */
+export const RESULTS_ROLLUP_REQUESTED = 'results.rollup-requested';
+/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
+export const RESULTS_COMPUTING_RETRY_SECONDS = 5;
+export const RESULTS_COMPUTING =
+  'Results for this experiment are being computed for the first time; retry in a few seconds (see Retry-After).';
+
+/** 202 Accepted: the first computation of a large experiment runs in the background (docs/api-notes.md). */
+export class ResultsComputing extends DomainError {
+  constructor() {
+    super(202, RESULTS_COMPUTING, { 'Retry-After': String(RESULTS_COMPUTING_RETRY_SECONDS) });
+  }
+}
 
 export interface ResultsDeps {
   db: Db;
@@ -44,13 +62,18 @@ export interface ResultsDeps {
   cache: Cache;
   /** CACHE_ENABLED: caches daily and segmented results. */
   cacheEnabled: boolean;
+  audit: AuditLog;
+  /** RESULTS_READ_TIMEOUT_MS: the longest a results read may run before the route answers 202 (PostgreSQL only). */
+  readTimeoutMs: number;
   experiments: {
     get(id: string): Promise<ExperimentView>;
     list(query: ExperimentListQuery): Promise<ExperimentView[]>;
     recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void>;
+    /** Pauses a running experiment as the system (audited as a pause); false when it was no longer active. */
+    pauseAutomatically(id: string): Promise<boolean>;
   };
   /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
-  announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number }) => void;
+  announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean }) => void;
 }
 
 export interface ResultsQuery {
@@ -76,6 +99,9 @@ const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
+  const srm = createSrmGuard({
+    db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
+  });
   deps.bus.subscribe(EXPERIMENT_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
   const ttl = (e: ExperimentView) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
@@ -98,7 +124,8 @@ export function createResultsService(deps: ResultsDeps) {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
     const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
-    const streams = [store.ASSIGNMENTS_STREAM, ...eventNames(e).map(store.metricStream)];
+    const names = eventNames(e);
+    const streams = [store.ASSIGNMENTS_STREAM, store.EXPOSURES_STREAM, ...names.map(store.metricStream)];
     await db.transaction(async (tx) => {
       await store.tuneForResults(tx);
       const marks = await store.lockWatermarks(tx, e.id, streams);
@@ -109,33 +136,76 @@ export function createResultsService(deps: ResultsDeps) {
       const assignmentWindow = due(store.ASSIGNMENTS_STREAM);
       if (assignmentWindow) {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), assignmentWindow);
+        await store.rollUpContexts(tx, e.id, assignmentWindow);
         await store.setWatermark(tx, e.id, store.ASSIGNMENTS_STREAM, upTo);
       }
-      for (const name of eventNames(e)) {
-        const window = due(store.metricStream(name));
-        if (!window) continue;
-        await store.rollUpMetric(tx, e.id, name, window);
-        await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
+      const exposureWindow = due(store.EXPOSURES_STREAM);
+      if (exposureWindow) {
+        await store.rollUpExposures(tx, e.id, exposureWindow);
+        await store.setWatermark(tx, e.id, store.EXPOSURES_STREAM, upTo);
+      }
+      // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
+      for (const family of familiesOf(names, (name) => due(store.metricStream(name)))) {
+        await store.rollUpMetrics(tx, e.id, family.names, family.window);
+        for (const name of family.names) await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
       }
     });
   }
 
-  /** Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process refreshes. */
-  async function consistentRead<T>(e: ExperimentView, read: (tx: Executor, watermark: (stream: string) => Date | null) => Promise<T>): Promise<T> {
-    await refresh(e);
-    return db.transaction(async (tx) => {
-      await store.tuneForResults(tx);
-      const marks = await store.readWatermarks(tx, e.id);
-      return read(tx, (stream) => marks.get(stream) ?? null);
-    }, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+  /** Background rollups asked for by reads that ran out of time, one at a time per experiment in this process. */
+  const building = new Map<string, Promise<void>>();
+  function buildInBackground(id: string): Promise<void> {
+    const running = building.get(id);
+    if (running) return running;
+    const run = (async () => {
+      try {
+        await refresh(await deps.experiments.get(id));
+      } catch {
+        // Another read asks again; the results-rollup job retries running experiments every minute.
+      } finally {
+        building.delete(id);
+      }
+    })();
+    building.set(id, run);
+    return run;
+  }
+  deps.bus.subscribe(RESULTS_ROLLUP_REQUESTED, (id) => void buildInBackground(id));
+
+  /**
+   * Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process
+   * refreshes. A read writes nothing: what the rollups do not hold yet is computed from the events directly, each
+   * statement bounded by RESULTS_READ_TIMEOUT_MS; past it the rollups are built in the background and the caller gets
+   * 202 (ResultsComputing).
+   */
+  async function consistentRead<T>(
+    e: ExperimentView, read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[]) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await db.transaction(async (tx) => {
+        await store.tuneForResults(tx, deps.readTimeoutMs);
+        const marks = await store.readWatermarks(tx, e.id);
+        const watermark = (stream: string) => marks.get(stream) ?? null;
+        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
+        return read(tx, watermark, excluded.map((x) => x.userId));
+      }, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+    } catch (error) {
+      if (sqlState(error) !== QUERY_CANCELED) throw error;
+      await deps.bus.publish(RESULTS_ROLLUP_REQUESTED, e.id);
+      throw new ResultsComputing();
+    }
   }
 
-  const loadSnapshot = (e: ExperimentView): Promise<Snapshot> =>
-    consistentRead(e, async (tx, watermark) => {
-      const assignments = await store.assignmentDays(tx, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
+  /** A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. */
+  const loadSnapshot = async (e: ExperimentView): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
+    consistentRead(e, async (tx, watermark, excluded) => {
+      const days = await store.assignmentDays(tx, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
       const metrics: Snapshot['metrics'] = {};
-      for (const name of eventNames(e)) metrics[name] = await store.metricDays(tx, e.id, name, watermark(store.metricStream(name)));
-      return { assignments, metrics };
+      for (const family of familiesOf(eventNames(e), (name) => watermark(store.metricStream(name)))) {
+        const byName = await store.metricDays(tx, e.id, family.names, family.window, excluded);
+        for (const [name, rows] of byName) metrics[name] = rows;
+      }
+      const contexts = await store.contextCounts(tx, e.id, watermark(store.ASSIGNMENTS_STREAM));
+      return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
     });
 
   const snapshotOf = (e: ExperimentView, useCache: boolean) =>
@@ -143,9 +213,9 @@ export function createResultsService(deps: ResultsDeps) {
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
   const loadSegmentStats = (e: ExperimentView, attribute: string, names: string[]) =>
-    consistentRead(e, async (tx, watermark) => {
+    consistentRead(e, async (tx, _watermark, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
-      for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, watermark(store.metricStream(name))));
+      for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
     });
 
@@ -158,15 +228,12 @@ export function createResultsService(deps: ResultsDeps) {
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNames(e)), confidenceLevel);
   }
 
-  /**
-   * A failed sample-ratio check of a running experiment is alerted once per experiment in this process's life
-   * (results are recomputed every few minutes; a repeated alert would add nothing).
-   */
-  const srmAnnounced = new Set<string>();
-  function announceSrm(e: ExperimentView, payload: ResultsPayload): void {
-    if (!payload.srm?.warning || e.status !== 'active' || srmAnnounced.has(e.id)) return;
-    srmAnnounced.add(e.id);
-    deps.announceSrm?.({ experiment_id: e.id, experiment_name: e.name, p_value: payload.srm.p_value });
+  /** The payload at the given options; a read only (the rollup job records what follows from it). */
+  async function compute(e: ExperimentView, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
+    const options = optionsOf(e, q);
+    const snapshot = await snapshotOf(e, useCache);
+    const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
+    return buildResults(e, snapshot, options, breakdown, clock.now(), e.status !== 'draft' && (await srm.autoPause(e.id)));
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
@@ -174,28 +241,32 @@ export function createResultsService(deps: ResultsDeps) {
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
     const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : JSON.stringify(q.breakdown)}`);
-    return cached(key, ttl(e), useCache, async () => {
-      const snapshot = await snapshotOf(e, useCache);
-      const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-      const payload = buildResults(e, snapshot, options, breakdown, clock.now());
-      // The experiment reports the latest Bayesian decision (a result only: nothing stops the experiment on it).
-      const decision = payload.bayesian_results?.bayesian_decision ?? null;
-      if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
-        await deps.experiments.recordBayesianDecision(e.id, decision);
-      }
-      announceSrm(e, payload);
-      return payload;
-    });
+    return cached(key, ttl(e), useCache, () => compute(e, q, useCache));
+  }
+
+  /**
+   * After each rollup of a running experiment (results-rollup job): the experiment reports the latest Bayesian decision
+   * (a result only: nothing stops the experiment on it); a sequential SRM is alerted once per experiment and, when the
+   * experiment opted in, pauses it once (a person who resumes it decides).
+   */
+  async function evaluate(e: ExperimentView): Promise<void> {
+    const payload = await compute(e, {}, false);
+    await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), payload, ttl(e));
+    const decision = payload.bayesian_results?.bayesian_decision ?? null;
+    if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
+      await deps.experiments.recordBayesianDecision(e.id, decision);
+    }
+    await srm.onRollup(e, payload.srm);
   }
 
   /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
   const loadCupedSums = (e: ExperimentView, covariate: Metric, metrics: Metric[]) =>
-    consistentRead(e, async (tx, watermark) => {
+    consistentRead(e, async (tx, _watermark, excluded) => {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
       for (const m of metrics) {
         const sums = await store.cupedSums(
-          tx, e.id, m.event_name, watermark(store.metricStream(m.event_name)), covariate.event_name, kind === 'conversion' ? 'indicator' : kind,
+          tx, e.id, m.event_name, covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
         );
         out.set(m.id, sums);
       }
@@ -308,7 +379,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
     async interactionCells(a: ExperimentView, b: ExperimentView, metric: Metric) {
-      return consistentRead(a, (tx, watermark) => store.interactionCells(tx, a.id, b.id, metric.event_name, watermark(store.metricStream(metric.event_name))));
+      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, metric.event_name, excluded));
     },
 
     /**
@@ -333,14 +404,38 @@ export function createResultsService(deps: ResultsDeps) {
       };
     },
 
-    /** Scheduler job: keeps the rollups of running experiments current, so requests only read the last minute. */
+    /**
+     * Scheduler job: keeps the rollups of running experiments current, so requests only read the last minute, and
+     * evaluates each one on its fresh rollup (Bayesian decision, sequential SRM alert and auto-pause).
+     */
     async refreshActive(): Promise<void> {
       const pageSize = 500;
       for (let skip = 0; ; skip += pageSize) {
         const page = await deps.experiments.list({ status_filter: 'active', skip, limit: pageSize, sort_by: 'created_at', sort_order: 'asc' });
-        for (const e of page) await refresh(e);
+        for (const e of page) {
+          await refresh(e);
+          await evaluate(e);
+        }
         if (page.length < pageSize) return;
       }
+    },
+
+    /** Waits for the background rollups this process is building (tests, shutdown). */
+    async drain(): Promise<void> {
+      await Promise.all([...building.values()]);
+    },
+
+    async srmSettings(id: string): Promise<SrmSettings> {
+      await deps.experiments.get(id);
+      return srm.settings(id);
+    },
+
+    /** PUT /results/{id}/srm-settings: the auto-pause opt-in; audited; the cached results show it at once. */
+    async updateSrmSettings(actor: AuditActor, id: string, body: SrmSettingsBody): Promise<SrmSettings> {
+      await deps.experiments.get(id);
+      const settings = await srm.update(actor, id, body);
+      await cache.deletePrefix(prefix(id));
+      return settings;
     },
   };
 }

@@ -1,13 +1,18 @@
 import type { ExperimentView } from '../experiments/schemas.js';
-import type { AssignmentDay, GroupStats, MetricDay } from './store.js';
+import type { AssignmentDay, ContextCount, GroupStats, MetricDay } from './store.js';
 
 /**
  * What the results of an experiment are computed from: per variant and UTC day, the assigned users and, per metric
- * event name, the day deltas of the sufficient statistics. Small (variants x days x metrics rows) and cached.
+ * event name, the day deltas of the sufficient statistics, without the users exposed to more than one variant (their
+ * assignments apart, for the sample-ratio check); assigned users per context value for the SRM diagnosis. Small
+ * (variants x days x metrics rows, plus the context values) and cached.
  */
 export interface Snapshot {
   assignments: AssignmentDay[];
   metrics: Record<string, MetricDay[]>;
+  /** Assignments of the excluded users, per variant and day (empty when none). */
+  excludedAssignments?: AssignmentDay[];
+  contexts?: { counts: ContextCount[]; overLimit: string[] };
 }
 
 /** Sufficient statistics of one variant for one metric. */
@@ -68,3 +73,17 @@ export const primaryMetric = (e: ExperimentView): Metric | undefined => e.metric
 export const controlOf = (e: ExperimentView): Variant | undefined => e.variants.find((v) => v.is_control);
 /** Treatments in created order (the view lists variants by created_at, then id). */
 export const treatmentsOf = (e: ExperimentView): Variant[] => e.variants.filter((v) => !v.is_control);
+
+/** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
+export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
+  const families = new Map<string, { names: string[]; window: W }>();
+  for (const name of names) {
+    const window = windowOf(name);
+    if (window === undefined) continue;
+    const key = JSON.stringify(window);
+    const family = families.get(key);
+    if (family) family.names.push(name);
+    else families.set(key, { names: [name], window });
+  }
+  return [...families.values()];
+}

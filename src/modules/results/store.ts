@@ -1,16 +1,26 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
-  assignmentSegmentsSql,
-  assignmentsPerVariantDaySql,
-  experimentAssignmentsSql,
-  metricEventsPerUserDaySql,
-  preExposureTotalsSql,
-  sharedAssignmentsSql,
+  ALL_TIME,
+  assignmentContextValues,
+  assignmentDaysOfUsers,
+  assignmentSegments,
+  assignmentsPerVariantDay,
+  conflictingExposures,
+  countedEventsPerUserDay,
+  countedTotalsOfUser,
+  experimentAssignments,
+  preExposureTotals,
+  sharedAssignments,
   type CreatedWindow,
-} from '../tracking/store.js';
+} from '../tracking/read-model.js';
 
+export type { CreatedWindow };
 export const ASSIGNMENTS_STREAM = 'assignments';
+/** Tracked events naming another variant than the user's assignment (result_excluded_users). */
+export const EXPOSURES_STREAM = 'exposures';
+/** Distinct values an assignment-context attribute may have and still be rolled up for the SRM diagnosis. */
+export const CONTEXT_VALUES_LIMIT = 100;
 export const metricStream = (eventName: string) => `metric:${eventName}`;
 
 /** Assigned users of a variant on one UTC day (YYYY-MM-DD). */
@@ -32,19 +42,22 @@ export interface MetricDay {
 }
 
 /**
- * Locks the watermark rows of the given streams (creating missing ones), so that concurrent refreshes of one
- * experiment, from any process, take turns and never roll a window up twice. Rows are taken in stream order, so two
- * refreshes cannot deadlock.
- */
-/**
  * Session settings for the results statements: their plans look expensive on paper (BRIN estimates are coarse), which
  * would make Postgres JIT-compile them for far longer than they run; a refresh that catches up on many events sorts
  * and hashes in memory rather than on disk.
  */
-export async function tuneForResults(tx: Executor): Promise<void> {
-  await tx.execute(sql`SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`);
+export async function tuneForResults(tx: Executor, statementTimeoutMs?: number): Promise<void> {
+  // A statement timeout bounds every statement of the transaction (PostgreSQL cancels one that runs longer; embedded
+  // PGlite has no timer and ignores it).
+  const timeout = statementTimeoutMs === undefined ? sql`` : sql`, set_config('statement_timeout', ${String(Math.max(1, Math.round(statementTimeoutMs)))}, true)`;
+  await tx.execute(sql`SELECT set_config('jit', 'off', true), set_config('work_mem', '256MB', true)${timeout}`);
 }
 
+/**
+ * Locks the watermark rows of the given streams (creating missing ones), so that concurrent refreshes of one
+ * experiment, from any process, take turns and never roll a window up twice. Rows are taken in stream order, so two
+ * refreshes cannot deadlock.
+ */
 export async function lockWatermarks(tx: Executor, experimentId: string, streams: string[]): Promise<Map<string, Date | null>> {
   await tx.execute(sql`
     INSERT INTO result_watermarks (experiment_id, stream)
@@ -72,55 +85,90 @@ export async function setWatermark(tx: Executor, experimentId: string, stream: s
 export async function rollUpAssignments(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
     INSERT INTO result_assignment_days (experiment_id, variant_id, day, users)
-    SELECT ${experimentId}, variant_id, day, users FROM (${assignmentsPerVariantDaySql(experimentId, variantIds, w)}) s
+    SELECT ${experimentId}, variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, w)}) s
     ON CONFLICT (experiment_id, variant_id, day) DO UPDATE SET users = result_assignment_days.users + excluded.users`);
 }
 
 /**
- * The day deltas of one metric's events in a window, relative to the per-user totals already rolled up: for each
- * user and day in order, the totals before that day's events decide whether the user converts for the first time and
- * how much the squares of the user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts).
+ * Adds the context values of a window's assignments to result_context_values, in one statement. An attribute whose
+ * distinct values (rolled up plus new) would pass CONTEXT_VALUES_LIMIT is marked over the limit and dropped: an id or
+ * an email says nothing about a dimension of traffic.
  */
-function deltaCtes(experimentId: string, eventName: string, w: CreatedWindow): SQL {
-  return sql`
-    new_events AS (${metricEventsPerUserDaySql(experimentId, eventName, w)}),
-    prior AS (
-      SELECT n.user_id, coalesce(t.event_count, 0) AS prior_count, coalesce(t.value_sum, 0) AS prior_sum
-      FROM (SELECT DISTINCT user_id FROM new_events) n
-      LEFT JOIN result_user_totals t ON t.experiment_id = ${experimentId} AND t.event_name = ${eventName} AND t.user_id = n.user_id
+export async function rollUpContexts(tx: Executor, experimentId: string, w: CreatedWindow): Promise<void> {
+  await tx.execute(sql`
+    WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, w)}),
+    known AS (
+      SELECT attribute, count(DISTINCT value) AS n FROM result_context_values
+      WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM fresh) GROUP BY attribute
     ),
+    over AS (
+      SELECT f.attribute FROM fresh f LEFT JOIN known k USING (attribute)
+      GROUP BY f.attribute, k.n HAVING coalesce(k.n, 0) + count(DISTINCT f.value) > ${CONTEXT_VALUES_LIMIT}
+      UNION SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId}
+    ),
+    marked AS (
+      INSERT INTO result_context_over_limit (experiment_id, attribute) SELECT ${experimentId}, attribute FROM over ON CONFLICT DO NOTHING
+    ),
+    dropped AS (
+      DELETE FROM result_context_values WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM over)
+    )
+    INSERT INTO result_context_values (experiment_id, attribute, value, variant_id, users)
+    SELECT ${experimentId}, attribute, value, variant_id, users FROM fresh WHERE attribute NOT IN (SELECT attribute FROM over)
+    ON CONFLICT (experiment_id, attribute, value, variant_id) DO UPDATE SET users = result_context_values.users + excluded.users`);
+}
+
+/** Records the users a window shows exposed to another variant than their assignment (the first sighting is kept). */
+export async function rollUpExposures(tx: Executor, experimentId: string, w: CreatedWindow): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO result_excluded_users (experiment_id, user_id, variant_id, first_seen)
+    SELECT ${experimentId}, user_id, variant_id, first_seen FROM (${conflictingExposures(experimentId, w)}) c
+    ON CONFLICT (experiment_id, user_id) DO NOTHING`);
+}
+
+/**
+ * The day deltas of a family of metrics' events in a window: for each user, metric and day in order, the user's
+ * totals before that day's events decide whether the user converts for the first time and how much the squares of the
+ * user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts). The totals before the window are read from the
+ * events of just the users the window has (by user index), and not at all for a window from the start. `users`
+ * restricts the deltas to those users. Rows are partitioned by the assignment's uuid, so the window function needs no
+ * text sort.
+ */
+function deltaCtes(experimentId: string, eventNames: string[], w: CreatedWindow, users?: string[]): SQL {
+  // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
+  const prior = w.after === null
+    ? sql`0::bigint AS prior_count, 0::float8 AS prior_sum FROM new_events ne`
+    : sql`b.event_count AS prior_count, b.value_sum AS prior_sum FROM new_events ne
+          CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after)}) b`;
+  return sql`
+    new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),
     steps AS (
-      SELECT ne.variant_id, ne.day, ne.event_count, ne.value_sum,
-             p.prior_count + sum(ne.event_count) OVER w - ne.event_count AS count_before,
-             p.prior_sum + sum(ne.value_sum) OVER w - ne.value_sum AS sum_before
-      FROM new_events ne JOIN prior p USING (user_id)
-      WINDOW w AS (PARTITION BY ne.user_id ORDER BY ne.day)
+      SELECT event_name, variant_id, day, event_count, value_sum,
+             prior_count + sum(event_count) OVER w - event_count AS count_before,
+             prior_sum + sum(value_sum) OVER w - value_sum AS sum_before
+      FROM (SELECT ne.assignment_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum, ${prior}) s
+      WINDOW w AS (PARTITION BY assignment_id, event_name ORDER BY day)
     ),
     deltas AS (
-      SELECT variant_id, day,
+      SELECT event_name, variant_id, day,
              count(*) FILTER (WHERE count_before = 0)::bigint AS converters,
              sum(event_count)::bigint AS event_count,
              sum(event_count * (2 * count_before + event_count))::float8 AS count_square_delta,
              sum(value_sum)::float8 AS value_sum,
              sum(value_sum * (2 * sum_before + value_sum))::float8 AS value_square_delta
-      FROM steps GROUP BY variant_id, day
+      FROM steps GROUP BY event_name, variant_id, day
     )`;
 }
 
-/** Adds one metric's events of a window to the per-user totals and the day deltas, in one statement. */
-export async function rollUpMetric(tx: Executor, experimentId: string, eventName: string, w: CreatedWindow): Promise<void> {
+/**
+ * Adds a family of metrics' events of a window (metrics whose watermarks agree) to the day deltas, in one statement:
+ * one pass over the window's events, grouped per user and day, whatever the number of metrics or days. Nothing is
+ * kept per user: a later window reads its users' earlier totals from their events.
+ */
+export async function rollUpMetrics(tx: Executor, experimentId: string, eventNames: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
-    WITH ${deltaCtes(experimentId, eventName, w)},
-    users_added AS (
-      INSERT INTO result_user_totals (experiment_id, event_name, user_id, variant_id, event_count, value_sum)
-      SELECT ${experimentId}, ${eventName}, user_id, variant_id, sum(event_count), sum(value_sum)
-      FROM new_events GROUP BY user_id, variant_id
-      ON CONFLICT (experiment_id, event_name, user_id) DO UPDATE SET
-        event_count = result_user_totals.event_count + excluded.event_count,
-        value_sum = result_user_totals.value_sum + excluded.value_sum
-    )
+    WITH ${deltaCtes(experimentId, eventNames, w)}
     INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
-    SELECT ${experimentId}, ${eventName}, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
+    SELECT ${experimentId}, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
     ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
       converters = result_variant_days.converters + excluded.converters,
       event_count = result_variant_days.event_count + excluded.event_count,
@@ -129,52 +177,116 @@ export async function rollUpMetric(tx: Executor, experimentId: string, eventName
       value_square_delta = result_variant_days.value_square_delta + excluded.value_square_delta`);
 }
 
-/** Assignment days: the rollup up to the watermark plus the assignments made since, read directly. */
-export async function assignmentDays(db: Executor, experimentId: string, variantIds: string[], watermark: Date | null): Promise<AssignmentDay[]> {
-  const rows = await queryRows<{ variant_id: string; day: string; users: number }>(db, sql`
+/** Users excluded from the analysis: those recorded by the rollup plus those the events since its watermark show. */
+export async function excludedUsers(db: Executor, experimentId: string, watermark: Date | null): Promise<Array<{ userId: string; variantId: string }>> {
+  const rows = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
+    SELECT user_id, variant_id FROM result_excluded_users WHERE experiment_id = ${experimentId}
+    UNION
+    SELECT user_id, variant_id FROM (${conflictingExposures(experimentId, { after: watermark, upTo: null })}) c`);
+  return rows.map((r) => ({ userId: r.user_id, variantId: r.variant_id }));
+}
+
+/**
+ * Assignment days: the rollup up to the watermark plus the assignments made since, read directly. `excluded` users'
+ * assignments are reported apart (they stay in the sample-ratio check, not in the analysis).
+ */
+export async function assignmentDays(
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, excluded: string[],
+): Promise<{ analysed: AssignmentDay[]; excluded: AssignmentDay[] }> {
+  type Row = { variant_id: string; day: string; users: number };
+  const toDay = (r: Row): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) });
+  const all = await queryRows<Row>(db, sql`
     SELECT variant_id, day::text AS day, sum(users)::bigint AS users FROM (
       SELECT variant_id, day, users FROM result_assignment_days WHERE experiment_id = ${experimentId}
       UNION ALL
-      SELECT variant_id, day, users FROM (${assignmentsPerVariantDaySql(experimentId, variantIds, { after: watermark, upTo: null })}) tail
+      SELECT variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, { after: watermark, upTo: null })}) tail
     ) d GROUP BY variant_id, day ORDER BY day`);
-  return rows.map((r) => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) }));
+  if (excluded.length === 0) return { analysed: all.map(toDay), excluded: [] };
+  const out = await queryRows<Row>(db, sql`SELECT variant_id, day::text AS day, users FROM (${assignmentDaysOfUsers(experimentId, excluded)}) x ORDER BY day`);
+  const minus = new Map(out.map((r) => [`${r.variant_id}/${r.day}`, Number(r.users)]));
+  const analysed = all.map(toDay).map((d) => ({ ...d, users: d.users - (minus.get(`${d.variantId}/${d.day}`) ?? 0) }));
+  return { analysed, excluded: out.map(toDay) };
 }
 
-/** Metric days: the rollup up to the watermark plus the deltas of the events since, computed directly. */
-export async function metricDays(db: Executor, experimentId: string, eventName: string, watermark: Date | null): Promise<MetricDay[]> {
+/**
+ * Metric days of a family of metrics whose watermarks agree: the rollup up to the watermark plus the deltas of the
+ * events since, computed directly, minus the whole history of the excluded users (their deltas telescope: what
+ * every window added for them equals their deltas computed at once).
+ */
+export async function metricDays(
+  db: Executor, experimentId: string, eventNames: string[], watermark: Date | null, excluded: string[],
+): Promise<Map<string, MetricDay[]>> {
+  const minus = excluded.length === 0 ? sql`` : sql`
+    UNION ALL
+    SELECT event_name, variant_id, day, -converters, -event_count, -count_square_delta, -value_sum, -value_square_delta FROM (
+      WITH ${deltaCtes(experimentId, eventNames, ALL_TIME, excluded)} SELECT * FROM deltas
+    ) x`;
   const rows = await queryRows<{
-    variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
+    event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
   }>(db, sql`
-    WITH ${deltaCtes(experimentId, eventName, { after: watermark, upTo: null })}
-    SELECT variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
+    WITH ${deltaCtes(experimentId, eventNames, { after: watermark, upTo: null })}
+    SELECT event_name, variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
            sum(count_square_delta)::float8 AS count_square_delta, sum(value_sum)::float8 AS value_sum,
            sum(value_square_delta)::float8 AS value_square_delta
     FROM (
-      SELECT variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
-      FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ${eventName}
+      SELECT event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
+      FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])
       UNION ALL
-      SELECT variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
-    ) d GROUP BY variant_id, day ORDER BY day`);
-  return rows.map((r) => ({
-    variantId: r.variant_id,
-    day: r.day,
-    converters: Number(r.converters),
-    eventCount: Number(r.event_count),
-    countSquares: Number(r.count_square_delta),
-    valueSum: Number(r.value_sum),
-    valueSquares: Number(r.value_square_delta),
-  }));
+      SELECT event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta FROM deltas
+      ${minus}
+    ) d GROUP BY event_name, variant_id, day ORDER BY day`);
+  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
+  for (const r of rows) {
+    out.get(r.event_name)?.push({
+      variantId: r.variant_id,
+      day: r.day,
+      converters: Number(r.converters),
+      eventCount: Number(r.event_count),
+      countSquares: Number(r.count_square_delta),
+      valueSum: Number(r.value_sum),
+      valueSquares: Number(r.value_square_delta),
+    });
+  }
+  return out;
 }
 
-/** Current per-user totals of a metric: rolled up plus the events since the watermark. */
-function userTotalsSql(experimentId: string, eventName: string, watermark: Date | null): SQL {
-  return sql`
-    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum FROM (
-      SELECT user_id, event_count, value_sum FROM result_user_totals WHERE experiment_id = ${experimentId} AND event_name = ${eventName}
-      UNION ALL
-      SELECT user_id, event_count, value_sum FROM (${metricEventsPerUserDaySql(experimentId, eventName, { after: watermark, upTo: null })}) tail
-    ) u GROUP BY user_id`;
+/** Assigned users per context attribute value and variant (rolled up plus the assignments since the watermark). */
+export interface ContextCount {
+  attribute: string;
+  value: string;
+  variantId: string;
+  users: number;
 }
+
+export async function contextCounts(
+  db: Executor, experimentId: string, watermark: Date | null,
+): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
+  const [counts, over] = [
+    await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
+      SELECT attribute, value, variant_id, sum(users)::bigint AS users FROM (
+        SELECT attribute, value, variant_id, users FROM result_context_values WHERE experiment_id = ${experimentId}
+        UNION ALL
+        SELECT attribute, value, variant_id, users FROM (${assignmentContextValues(experimentId, { after: watermark, upTo: null })}) tail
+      ) c WHERE attribute NOT IN (SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId})
+      GROUP BY attribute, value, variant_id`),
+    await queryRows<{ attribute: string }>(db, sql`SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId}`),
+  ];
+  return {
+    counts: counts.map((r) => ({ attribute: r.attribute, value: r.value, variantId: r.variant_id, users: Number(r.users) })),
+    overLimit: over.map((r) => r.attribute),
+  };
+}
+
+/** Current per-user totals of a metric, from the events (the analyses by user are cached). */
+function userTotalsSql(experimentId: string, eventName: string): SQL {
+  return sql`
+    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
+    FROM (${countedEventsPerUserDay(experimentId, [eventName], ALL_TIME)}) e GROUP BY user_id`;
+}
+
+/** Leaves the excluded users out of a relation with a user_id column. */
+const notExcluded = (column: SQL, excluded: string[]): SQL =>
+  excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
 
 /** Per-variant sufficient statistics of one group of users (a segment value, or an interaction cell). */
 export interface GroupStats {
@@ -210,12 +322,13 @@ export interface SegmentStats extends GroupStats {
 
 /** A metric's statistics per value of an assignment-context attribute and variant. */
 export async function segmentStats(
-  db: Executor, experimentId: string, attribute: string, eventName: string, watermark: Date | null,
+  db: Executor, experimentId: string, attribute: string, eventName: string, excluded: string[],
 ): Promise<SegmentStats[]> {
   const rows = await queryRows<GroupRow & { segment: string | null; variant_id: string }>(db, sql`
     SELECT s.segment, s.variant_id, ${groupColumns}
-    FROM (${assignmentSegmentsSql(experimentId, attribute)}) s
-    LEFT JOIN (${userTotalsSql(experimentId, eventName, watermark)}) u USING (user_id)
+    FROM (${assignmentSegments(experimentId, attribute)}) s
+    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) u USING (user_id)
+    WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.segment, s.variant_id`);
   return rows.map((r) => ({ segment: r.segment, variantId: r.variant_id, ...toGroupStats(r) }));
 }
@@ -227,12 +340,13 @@ export interface CellStats extends GroupStats {
 
 /** Experiment A's metric among users assigned to both experiments, per (variant of A, variant of B). */
 export async function interactionCells(
-  db: Executor, experimentA: string, experimentB: string, eventName: string, watermark: Date | null,
+  db: Executor, experimentA: string, experimentB: string, eventName: string, excluded: string[],
 ): Promise<CellStats[]> {
   const rows = await queryRows<GroupRow & { variant_a: string; variant_b: string }>(db, sql`
     SELECT s.variant_a, s.variant_b, ${groupColumns}
-    FROM (${sharedAssignmentsSql(experimentA, experimentB)}) s
-    LEFT JOIN (${userTotalsSql(experimentA, eventName, watermark)}) u USING (user_id)
+    FROM (${sharedAssignments(experimentA, experimentB)}) s
+    LEFT JOIN (${userTotalsSql(experimentA, eventName)}) u USING (user_id)
+    WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.variant_a, s.variant_b`);
   return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
 }
@@ -257,7 +371,8 @@ const COVARIATE: Record<CovariateKind, SQL> = {
 };
 
 export async function cupedSums(
-  db: Executor, experimentId: string, eventName: string, watermark: Date | null, covariateEvent: string, covariate: CovariateKind,
+  db: Executor, experimentId: string, eventName: string, covariateEvent: string, covariate: CovariateKind,
+  excluded: string[],
 ): Promise<CupedSums[]> {
   const rows = await queryRows<{
     variant_id: string; users: number; with_history: number; converters: number; sum_x: number; sum_x2: number; sum_xy: number;
@@ -265,9 +380,10 @@ export async function cupedSums(
     SELECT a.variant_id, count(*)::bigint AS users, count(x.user_id)::bigint AS with_history, count(y.user_id)::bigint AS converters,
            coalesce(sum(x.cov), 0)::float8 AS sum_x, coalesce(sum(x.cov * x.cov), 0)::float8 AS sum_x2,
            coalesce(sum(x.cov) FILTER (WHERE y.user_id IS NOT NULL), 0)::float8 AS sum_xy
-    FROM (${experimentAssignmentsSql(experimentId)}) a
-    LEFT JOIN (SELECT user_id, ${COVARIATE[covariate]} AS cov FROM (${preExposureTotalsSql(experimentId, covariateEvent)}) p) x USING (user_id)
-    LEFT JOIN (${userTotalsSql(experimentId, eventName, watermark)}) y USING (user_id)
+    FROM (${experimentAssignments(experimentId)}) a
+    LEFT JOIN (SELECT user_id, ${COVARIATE[covariate]} AS cov FROM (${preExposureTotals(experimentId, covariateEvent)}) p) x USING (user_id)
+    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) y USING (user_id)
+    WHERE ${notExcluded(sql`a.user_id`, excluded)}
     GROUP BY a.variant_id`);
   return rows.map((r) => ({
     variantId: r.variant_id,

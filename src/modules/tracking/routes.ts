@@ -4,7 +4,7 @@ import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
 import {
   AssignBody, AssignmentView, BatchAssignBody, BatchAssignView, BatchTrackBody, BatchTrackView, EventByIdsView, EventView,
-  TrackBody, TrackByIdsBody, UserAssignmentsView, UserIdParams,
+  PeekQuery, PeekView, TrackBody, TrackByIdsBody, UserAssignmentsView, UserIdParams,
 } from './schemas.js';
 import type { TrackingService } from './service.js';
 
@@ -29,6 +29,15 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
       body: BatchAssignBody, response: { 200: BatchAssignView, ...errorResponses(401, 403, 404, 413, 422, 429) },
     },
   }, (req) => tracking.assignBatch(req.body));
+
+  app.get('/assign/peek', {
+    config: { access: apiKey() },
+    schema: {
+      ...beta, tags, operationId: 'peekAssignment',
+      summary: "Read a user's assignment to an experiment without enrolling the user or recording a view",
+      querystring: PeekQuery, response: { 200: PeekView, ...errorResponses(401, 404, 422, 429) },
+    },
+  }, (req) => tracking.peek(req.query));
 
   app.post('/track', {
     config: { access: apiKey() },

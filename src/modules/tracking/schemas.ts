@@ -122,3 +122,19 @@ export const UserAssignmentsView = Type.Array(
   }),
 );
 export const UserIdParams = Type.Object({ user_id: UserId });
+
+export const PeekQuery = Type.Object({ experiment_key: Key, user_id: UserId });
+export type PeekQuery = Static<typeof PeekQuery>;
+
+export const PeekView = Type.Object({
+  experiment_key: Type.String(),
+  experiment_status: Type.String(),
+  user_id: Type.String(),
+  assigned: Type.Boolean({ description: 'false: the user is not enrolled (nothing was recorded by this read)' }),
+  variant_id: Nullable(Uuid()),
+  variant_name: Nullable(Type.String()),
+  is_control: Nullable(Type.Boolean()),
+  configuration: Nullable(JsonObject()),
+  assigned_at: Nullable(DateTime()),
+});
+export type PeekView = Static<typeof PeekView>;

@@ -11,7 +11,7 @@ import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/service.js';
 import { isInHoldout } from '../holdout/membership.js';
 import { mutexSlot } from '../mutual-exclusion/membership.js';
 import type {
-  AssignBody, AssignmentReason, AssignmentView, BatchAssignBody, BatchTrackBody, EventView, TrackBody, TrackByIdsBody,
+  AssignBody, AssignmentReason, AssignmentView, BatchAssignBody, BatchTrackBody, EventView, PeekQuery, PeekView, TrackBody, TrackByIdsBody,
 } from './schemas.js';
 import * as store from './store.js';
 import type { AssignmentRow, EventRow } from './store.js';
@@ -21,6 +21,7 @@ import { report, telemetry } from '../../platform/telemetry.js';
 export const VIEW_EVENT = '$view';
 export const VARIANT_OF_OTHER_EXPERIMENT = 'variant_id names a variant of another experiment than experiment_id';
 export const experimentNotAssignable = (key: string) => `No active experiment has the key '${key}'`;
+export const experimentKeyNotFound = (key: string) => `No experiment has the experiment_key '${key}'.`;
 const REFRESH_CHANNELS = [EXPERIMENTS_CHANGED, MUTUAL_EXCLUSION_CHANGED];
 const ASSIGNMENT_CACHE_LIMIT = 200_000;
 
@@ -308,6 +309,22 @@ export function createTrackingService(deps: TrackingDeps) {
       return {
         id: row.id, event_name: row.eventName, user_id: row.userId, value: row.value, experiment_id: row.experimentId,
         feature_flag_id: row.featureFlagId, variant_id: row.variantId, metadata: row.metadata, created_at: row.createdAt.toISOString(),
+      };
+    },
+
+    /**
+     * GET /tracking/assign/peek (beta): the user's stored assignment, read from the database (never the in-memory
+     * map of another process's view), in any status; nothing is enrolled, evaluated or recorded.
+     */
+    async peek(q: PeekQuery): Promise<PeekView> {
+      const e = await experimentByKey(q.experiment_key);
+      if (!e) throw new NotFound(experimentKeyNotFound(q.experiment_key));
+      const row = await store.findAssignment(db, e.id, q.user_id);
+      const v = row ? variantById(e, row.variantId) : undefined;
+      return {
+        experiment_key: e.key, experiment_status: e.status, user_id: q.user_id, assigned: v !== undefined,
+        variant_id: v?.id ?? null, variant_name: v?.name ?? null, is_control: v?.isControl ?? null,
+        configuration: v ? (v.configuration ?? null) : null, assigned_at: row?.createdAt.toISOString() ?? null,
       };
     },
 

@@ -1,5 +1,4 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { SQL } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import { assignments, events } from '../../db/schema/tracking.js';
 import { inPeriod, type CreatedPeriod } from '../../db/paging.js';
@@ -120,86 +119,6 @@ export async function recentAssignmentContexts(db: Executor, limit: number): Pro
   const rows = await queryRows<{ user_id: string; context: Record<string, unknown> }>(db, sql`
     SELECT user_id, context FROM assignments WHERE context IS NOT NULL ORDER BY created_at DESC LIMIT ${limit}`);
   return rows.map((r) => ({ user_id: r.user_id, ...r.context }));
-}
-
-/*
- * Aggregates for the results engine (issue 6). The rules of which events count live here, beside the tables:
- * a `track` event of the metric's name by an assigned user at or after the assignment, tagged with this experiment
- * or untagged but carrying a feature flag (events tagged with another experiment count for that one; events with
- * neither key count in no results, spec tracking rule 5). Each function returns SQL that the results store embeds in
- * its own aggregate statements, so no event ever travels to Node.
- */
-
-/** A half-open window (after, upTo] on created_at; null bounds are open. */
-export interface CreatedWindow {
-  after: Date | null;
-  upTo: Date | null;
-}
-
-const windowOn = (column: SQL, w: CreatedWindow): SQL =>
-  sql.join([
-    w.after ? sql`${column} > ${w.after.toISOString()}::timestamptz` : sql`TRUE`,
-    w.upTo ? sql`${column} <= ${w.upTo.toISOString()}::timestamptz` : sql`TRUE`,
-  ], sql` AND `);
-
-/** Counted events of one metric in a window, per (variant_id, user_id, day): event_count and value_sum. */
-export function metricEventsPerUserDaySql(experimentId: string, eventName: string, w: CreatedWindow): SQL {
-  return sql`
-    SELECT a.variant_id, a.user_id, (e.created_at AT TIME ZONE 'UTC')::date AS day,
-           count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
-    FROM events e
-    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-    WHERE e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, w)}
-      AND e.created_at >= a.created_at
-      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
-    GROUP BY a.variant_id, a.user_id, 3`;
-}
-
-/**
- * Assignments made in a window, per (variant_id, day): users. One index range per variant, so a refresh reads only
- * the new assignments (the index leads with experiment and variant).
- */
-export function assignmentsPerVariantDaySql(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
-  return sql`
-    SELECT v.id AS variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
-    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
-    JOIN LATERAL (
-      SELECT created_at FROM assignments
-      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)}
-    ) a ON TRUE
-    GROUP BY v.id, 2`;
-}
-
-/** Every assignment of an experiment: (user_id, variant_id). */
-export function experimentAssignmentsSql(experimentId: string): SQL {
-  return sql`SELECT user_id, variant_id FROM assignments WHERE experiment_id = ${experimentId}`;
-}
-
-/** Every assignment with the text of one top-level attribute of its stored context: (user_id, variant_id, segment). */
-export function assignmentSegmentsSql(experimentId: string, attribute: string): SQL {
-  return sql`SELECT user_id, variant_id, context ->> ${attribute} AS segment FROM assignments WHERE experiment_id = ${experimentId}`;
-}
-
-/**
- * Pre-exposure history for CUPED: per assigned user, the counted events of a metric (same tagging rule) strictly
- * before the assignment: (user_id, event_count, value_sum).
- */
-export function preExposureTotalsSql(experimentId: string, eventName: string): SQL {
-  return sql`
-    SELECT a.user_id, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
-    FROM assignments a
-    JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track' AND e.created_at < a.created_at
-      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
-    WHERE a.experiment_id = ${experimentId}
-    GROUP BY a.user_id`;
-}
-
-/** Users assigned to both experiments: (user_id, variant_a, variant_b). */
-export function sharedAssignmentsSql(experimentA: string, experimentB: string): SQL {
-  return sql`
-    SELECT a.user_id, a.variant_id AS variant_a, b.variant_id AS variant_b
-    FROM assignments a JOIN assignments b ON b.experiment_id = ${experimentB} AND b.user_id = a.user_id
-    WHERE a.experiment_id = ${experimentA}`;
 }
 
 export interface AssignmentOverlap {

@@ -1,0 +1,147 @@
+/**
+ * The read model tracking exports to the results engine: named relations over assignments and events, as SQL that
+ * the results store embeds in its own aggregate statements, so no event ever travels to Node and no other module
+ * names tracking's tables. The rules of which events count live here, beside the tables: a `track` event by an
+ * assigned user at or after the assignment, tagged with this experiment or untagged but carrying a feature flag
+ * (events tagged with another experiment count for that one; events with neither key count in no results, spec
+ * tracking rule 5). Each function documents the columns of the relation it returns.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+
+/** A half-open window (after, upTo] on created_at; null bounds are open. */
+export interface CreatedWindow {
+  after: Date | null;
+  upTo: Date | null;
+}
+
+export const ALL_TIME: CreatedWindow = { after: null, upTo: null };
+
+const windowOn = (column: SQL, w: CreatedWindow): SQL =>
+  sql.join([
+    w.after ? sql`${column} > ${w.after.toISOString()}::timestamptz` : sql`TRUE`,
+    w.upTo ? sql`${column} <= ${w.upTo.toISOString()}::timestamptz` : sql`TRUE`,
+  ], sql` AND `);
+
+const counted = (experimentId: string): SQL =>
+  sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))`;
+
+/** A list of user ids, or a relation with a user_id column (e.g. the users of a consumer's CTE). */
+export type UserSet = string[] | SQL;
+
+const onlyUsers = (column: SQL, users: UserSet | undefined): SQL =>
+  users === undefined ? sql`TRUE`
+    : Array.isArray(users) ? sql`${column} = ANY(${sql.param(users)}::text[])`
+    : sql`${column} IN (${users})`;
+
+/**
+ * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
+ * event name and UTC day: (assignment_id, user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Rows come
+ * grouped by assignment id (a uuid) first, so a consumer ordering by (assignment_id, event_name, day) needs no text
+ * sort. `users` restricts it to those users (a small set: the index on (user_id, created_at) finds their events).
+ */
+export function countedEventsPerUserDay(experimentId: string, eventNames: string[], w: CreatedWindow, users?: UserSet): SQL {
+  return sql`
+    SELECT a.id AS assignment_id, a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
+           (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
+    FROM events e
+    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
+    WHERE e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)}
+      AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)}
+    GROUP BY a.id, a.user_id, a.variant_id, e.event_name, 6`;
+}
+
+/**
+ * A user's counted events of one metric from the assignment up to `upTo`, as a LATERAL subquery over a consumer's
+ * row that names the user, the event name and the assignment time: (event_count, value_sum). Found through the
+ * index on (user_id, created_at), so its cost follows the users asked about, not the experiment's size.
+ */
+export function countedTotalsOfUser(experimentId: string, ref: { userId: SQL; eventName: SQL; assignedAt: SQL }, upTo: Date): SQL {
+  return sql`
+    SELECT count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
+    FROM events e
+    WHERE e.user_id = ${ref.userId} AND e.event_name = ${ref.eventName} AND ${counted(experimentId)}
+      AND e.created_at >= ${ref.assignedAt} AND e.created_at <= ${upTo.toISOString()}::timestamptz`;
+}
+
+/**
+ * Assignments made in a window, per (variant_id, day): users. One index range per variant, so a refresh reads only
+ * the new assignments (the index leads with experiment and variant).
+ */
+export function assignmentsPerVariantDay(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
+  return sql`
+    SELECT v.id AS variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
+    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
+    JOIN LATERAL (
+      SELECT created_at FROM assignments
+      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)}
+    ) a ON TRUE
+    GROUP BY v.id, 2`;
+}
+
+/** The assignments of the given users, per (variant_id, day of assignment): users. */
+export function assignmentDaysOfUsers(experimentId: string, users: string[]): SQL {
+  return sql`
+    SELECT variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
+    FROM assignments WHERE experiment_id = ${experimentId} AND user_id = ANY(${sql.param(users)}::text[])
+    GROUP BY 1, 2`;
+}
+
+/**
+ * Scalar top-level values of the stored contexts of assignments made in a window, per (attribute, value, variant_id):
+ * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted).
+ */
+export function assignmentContextValues(experimentId: string, w: CreatedWindow): SQL {
+  return sql`
+    SELECT c.key AS attribute, c.value #>> '{}' AS value, a.variant_id, count(*)::bigint AS users
+    FROM assignments a CROSS JOIN LATERAL jsonb_each(a.context) c
+    WHERE a.experiment_id = ${experimentId} AND a.context IS NOT NULL AND ${windowOn(sql`a.created_at`, w)}
+      AND jsonb_typeof(c.value) IN ('string', 'number', 'boolean')
+    GROUP BY 1, 2, 3`;
+}
+
+/**
+ * Users exposed to more than one variant: assigned users with a `track` event of this experiment in the window that
+ * names another variant than their assignment (a client that reports the wrong variant, or two identities merged
+ * into one user id): (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written
+ * from the assignment itself and never disagree with it.
+ */
+export function conflictingExposures(experimentId: string, w: CreatedWindow): SQL {
+  return sql`
+    SELECT a.user_id, a.variant_id, min(e.created_at) AS first_seen
+    FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
+    WHERE e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id
+      AND ${windowOn(sql`e.created_at`, w)}
+    GROUP BY a.user_id, a.variant_id`;
+}
+
+/** Every assignment of an experiment: (user_id, variant_id). */
+export function experimentAssignments(experimentId: string): SQL {
+  return sql`SELECT user_id, variant_id FROM assignments WHERE experiment_id = ${experimentId}`;
+}
+
+/** Every assignment with the text of one top-level attribute of its stored context: (user_id, variant_id, segment). */
+export function assignmentSegments(experimentId: string, attribute: string): SQL {
+  return sql`SELECT user_id, variant_id, context ->> ${attribute} AS segment FROM assignments WHERE experiment_id = ${experimentId}`;
+}
+
+/**
+ * Pre-exposure history for CUPED: per assigned user, the counted events of a metric (same tagging rule) strictly
+ * before the assignment: (user_id, event_count, value_sum).
+ */
+export function preExposureTotals(experimentId: string, eventName: string): SQL {
+  return sql`
+    SELECT a.user_id, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
+    FROM assignments a
+    JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track' AND e.created_at < a.created_at
+      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
+    WHERE a.experiment_id = ${experimentId}
+    GROUP BY a.user_id`;
+}
+
+/** Users assigned to both experiments: (user_id, variant_a, variant_b). */
+export function sharedAssignments(experimentA: string, experimentB: string): SQL {
+  return sql`
+    SELECT a.user_id, a.variant_id AS variant_a, b.variant_id AS variant_b
+    FROM assignments a JOIN assignments b ON b.experiment_id = ${experimentB} AND b.user_id = a.user_id
+    WHERE a.experiment_id = ${experimentA}`;
+}
