@@ -104,10 +104,13 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
  * Schema compositions (anyOf/oneOf) make AJV report every branch's failure. Keep one item per location, preferring
  * the most specific, and drop the composite's own summary, as FastAPI lists one error per field.
  */
+/** A 422 lists at most this many issues. */
+export const MAX_VALIDATION_ERRORS = 50;
+
 export function toValidationIssues(errors: ErrorObject[], part: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
-  for (const error of errors) {
+  for (const error of errors.slice(0, MAX_VALIDATION_ERRORS)) {
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     const issue = toValidationIssue(error, part);
     const key = `${JSON.stringify(issue.loc)}|${issue.type}`;

@@ -1,6 +1,7 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { MAX_VALIDATION_ERRORS } from './validation.js';
 
 /**
  * Two AJV instances. Bodies are validated strictly: no type coercion (a JSON `null` or `"5"` is not a boolean or
@@ -28,8 +29,59 @@ function makeAjv(options: Options): Ajv {
 
 const bodyAjv = makeAjv({ coerceTypes: false });
 const textAjv = makeAjv({ coerceTypes: 'array' });
+const firstErrorBodyAjv = makeAjv({ coerceTypes: false, allErrors: false });
+const firstErrorTextAjv = makeAjv({ coerceTypes: 'array', allErrors: false });
 
+/**
+ * Above this many values (keys, items and scalars) an invalid input is reported by its first error only: listing
+ * every error of a 5 MiB body would cost one error object per extra key, tens of MB and seconds of event loop.
+ */
+export const FULL_REPORT_MAX_VALUES = 10_000;
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * A valid input is checked once, by a validator that stops at the first error. An invalid one is checked again for
+ * every error only when it is small, and at most MAX_VALIDATION_ERRORS are kept either way.
+ */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  const isBody = httpPart === 'body';
+  const firstError = (isBody ? firstErrorBodyAjv : firstErrorTextAjv).compile(schema as object);
+  let everyError: ValidateFunction | undefined;
+  const validate: Validate = (data: unknown) => {
+    if (firstError(data)) {
+      validate.errors = null;
+      return true;
+    }
+    let errors = firstError.errors ?? [];
+    if (!exceeds(data, FULL_REPORT_MAX_VALUES)) {
+      everyError ??= (isBody ? bodyAjv : textAjv).compile(schema as object);
+      everyError(data);
+      errors = everyError.errors ?? errors;
+    }
+    validate.errors = errors.slice(0, MAX_VALIDATION_ERRORS);
+    return false;
+  };
+  return validate as ReturnType<FastifySchemaCompiler<unknown>>;
 };
+
+/** Whether a JSON value holds more than `limit` values, walking at most `limit + 1` of them. */
+function exceeds(data: unknown, limit: number): boolean {
+  let seen = 0;
+  const stack: unknown[] = [data];
+  while (stack.length) {
+    const value = stack.pop();
+    if (++seen > limit) return true;
+    if (Array.isArray(value)) {
+      if (seen + value.length > limit) return true;
+      stack.push(...value);
+    } else if (value !== null && typeof value === 'object') {
+      let count = seen;
+      for (const key in value) {
+        if (++count > limit) return true;
+        stack.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
