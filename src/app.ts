@@ -15,6 +15,7 @@ import { createBus, type Bus } from './platform/bus.js';
 import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
+import { installInputGuard } from './platform/input-guard.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
 import { memoryCounterStore, rateLimitPlugin, redisCounterStore } from './platform/rate-limit.js';
 import { connectRedis, type Redis } from './platform/redis.js';
@@ -88,6 +89,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     app.setValidatorCompiler(validatorCompiler);
     installErrorHandling(app);
     installBodyParsers(app);
+    installInputGuard(app);
     app.addHook('onSend', (request, reply, payload, done) => {
       reply.header('X-Request-ID', request.id);
       done(null, payload);

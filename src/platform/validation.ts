@@ -93,6 +93,10 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
       const [type, msg] = FORMATS[p.format as string] ?? ['value_error', `Input should be a valid ${p.format}`];
       return { type, loc: base, msg };
     }
+    case 'x-safe-number':
+      return typeof error.data === 'number' && !Number.isFinite(error.data)
+        ? { type: 'finite_number', loc: base, msg: 'Input should be a finite number' }
+        : { type: 'int_parsing_size', loc: base, msg: 'Input should be an integer between -9007199254740991 and 9007199254740991' };
     case 'multipleOf':
       return { type: 'multiple_of', loc: base, msg: `Input should be a multiple of ${p.multipleOf}`, ctx: { multiple_of: p.multipleOf } };
     default:

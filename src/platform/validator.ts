@@ -21,10 +21,48 @@ const common: Options = {
   keywords: ['x-stability', 'example'],
 };
 
+/**
+ * `x-safe-number` (added to every numeric schema at compile time, never shown in the OpenAPI document): a number
+ * must be finite, an integer a safe integer. `?skip=Infinity`, `1e999` in JSON or `9223372036854775808` are 422,
+ * never a value the database refuses with a 500.
+ */
+export const SAFE_NUMBER = 'x-safe-number';
+
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options });
   addFormats(ajv, ['uuid', 'email', 'date-time', 'date', 'uri', 'iso-date-time']);
+  ajv.addKeyword({
+    keyword: SAFE_NUMBER,
+    type: 'number',
+    schemaType: 'string',
+    validate: (kind: string, data: number) => (kind === 'integer' ? Number.isSafeInteger(data) : Number.isFinite(data)),
+  });
   return ajv;
+}
+
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+const SUBSCHEMAS = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties'];
+
+/** A copy of a schema with the safe-number rule on every subschema that admits numbers. */
+export function withSafeNumbers(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  const source = schema as Record<string, unknown>;
+  const copy: Record<string, unknown> = { ...source };
+  for (const key of SUBSCHEMAS) if (key in source) copy[key] = withSafeNumbers(source[key]);
+  for (const key of SUBSCHEMA_LISTS) {
+    if (Array.isArray(source[key])) copy[key] = (source[key] as unknown[]).map(withSafeNumbers);
+  }
+  for (const key of SUBSCHEMA_MAPS) {
+    const map = source[key];
+    if (map && typeof map === 'object') {
+      copy[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, withSafeNumbers(sub)]));
+    }
+  }
+  const types = Array.isArray(source.type) ? source.type : [source.type];
+  if (types.includes('integer')) copy[SAFE_NUMBER] = types.includes('number') ? 'number' : 'integer';
+  else if (types.includes('number')) copy[SAFE_NUMBER] = 'number';
+  return copy;
 }
 
 const bodyAjv = makeAjv({ coerceTypes: false });
@@ -46,7 +84,8 @@ type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const isBody = httpPart === 'body';
-  const firstError = (isBody ? firstErrorBodyAjv : firstErrorTextAjv).compile(schema as object);
+  const safe = withSafeNumbers(schema) as object;
+  const firstError = (isBody ? firstErrorBodyAjv : firstErrorTextAjv).compile(safe);
   let everyError: ValidateFunction | undefined;
   const validate: Validate = (data: unknown) => {
     if (firstError(data)) {
@@ -55,7 +94,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     }
     let errors = firstError.errors ?? [];
     if (!exceeds(data, FULL_REPORT_MAX_VALUES)) {
-      everyError ??= (isBody ? bodyAjv : textAjv).compile(schema as object);
+      everyError ??= (isBody ? bodyAjv : textAjv).compile(safe);
       everyError(data);
       errors = everyError.errors ?? errors;
     }
