@@ -182,6 +182,7 @@ export function createServices(deps: PlatformDeps) {
   scheduler.register('safety-auto-rollback', 60, (now) => safety.runAutoRollback(now));
   scheduler.register('rollout-stages', 60, (now) => rolloutSchedules.runDue(now));
   scheduler.register('event-partitions', 3_600, (now) => ensureEventPartitions(db, now).then(() => undefined));
+  scheduler.register('login-failures-prune', 3_600, (now) => auth.pruneFailures(now));
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
   const platform = config.platform;
   const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey });

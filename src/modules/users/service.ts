@@ -281,7 +281,7 @@ export function createUsersService(deps: UsersDeps) {
     async changeOwnPassword(actor: Actor, currentPassword: string | undefined, newPassword: string): Promise<void> {
       const row = await store.findUserById(db, actor.id);
       if (!row) throw new NotFound(USER_NOT_FOUND);
-      if (!currentPassword || !(await verifyPassword(currentPassword, row.hashedPassword))) {
+      if (!currentPassword || !(await verifyPassword(currentPassword, row.hashedPassword, deps.bcryptRounds))) {
         throw new Forbidden(CURRENT_PASSWORD_WRONG);
       }
       assertPasswordRule(newPassword, ['body', 'new_password']);
@@ -292,7 +292,7 @@ export function createUsersService(deps: UsersDeps) {
     /** The account whose email (any letter case) and password match, or undefined. */
     async verifyCredentials(email: string, password: string): Promise<UserRow | undefined> {
       const row = await store.findUserByEmail(db, email);
-      return (await verifyPassword(password, row?.hashedPassword)) ? row : undefined;
+      return (await verifyPassword(password, row?.hashedPassword, deps.bcryptRounds)) ? row : undefined;
     },
 
     recordLogin: (id: string) => store.setLastLogin(db, id, clock.now()),
