@@ -5,6 +5,7 @@ import type { AuditLog } from '../../platform/audit.js';
 import { hasRole, type Actor, type KeyClient } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
+import { localCache } from '../../platform/local-cache.js';
 import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound } from '../../platform/errors.js';
 import { ACCOUNTS_CHANGED } from '../users/service.js';
 import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
@@ -15,6 +16,8 @@ export const KEY_PREFIX = 'uplk_';
 export const API_KEY_NOT_FOUND = 'API key not found';
 const KEYS_CHANGED = 'api-keys.changed';
 const CACHE_LIMIT = 10_000;
+/** A resolved key is re-read at least this often, even if a bus message announcing its revocation was lost. */
+const CACHE_TTL_MS = 60_000;
 
 /** 32 random bytes (256 bits) in URL-safe base64 after the prefix. */
 export function generateKey(): string {
@@ -47,7 +50,7 @@ export type ApiKeysService = ReturnType<typeof createApiKeysService>;
  */
 export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
   const { db, audit } = deps;
-  const cache = new Map<string, KeyClient>();
+  const cache = localCache<string, KeyClient>({ max: CACHE_LIMIT, ttlMs: CACHE_TTL_MS });
   const clear = () => cache.clear();
   deps.bus.subscribe(ACCOUNTS_CHANGED, clear);
   deps.bus.subscribe(KEYS_CHANGED, clear);
@@ -101,22 +104,18 @@ export function createApiKeysService(deps: { db: Db; audit: AuditLog; clock: Clo
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
       // Keyed by the key as sent: a hit costs one map lookup, no SHA-256, on every tracking and evaluation call.
-      const cached = cache.get(rawKey);
-      if (cached) return cached;
-      const keyHash = hashKey(rawKey);
-      const row = await store.findActiveKeyByHash(db, keyHash);
-      if (!row) return undefined;
-      const client: KeyClient = {
-        kind: 'apiKey',
-        keyId: row.id,
-        userId: row.userId,
-        scopes: row.scopes,
-        ownerRole: row.ownerRole,
-        ownerIsSuperuser: row.ownerIsSuperuser,
-      };
-      if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(rawKey, client);
-      return client;
+      return cache.fill(rawKey, async () => {
+        const row = await store.findActiveKeyByHash(db, hashKey(rawKey));
+        if (!row) return undefined;
+        return {
+          kind: 'apiKey',
+          keyId: row.id,
+          userId: row.userId,
+          scopes: row.scopes,
+          ownerRole: row.ownerRole,
+          ownerIsSuperuser: row.ownerIsSuperuser,
+        } satisfies KeyClient;
+      });
     },
   };
 }
