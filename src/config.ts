@@ -78,6 +78,8 @@ export interface EtlConfig {
 
 export interface PlatformManagementConfig {
   auditStreamHeartbeatSeconds: number;
+  /** AUDIT_STREAM_MAX_CONNECTIONS: open audit streams per API process (each account: at most 5 of them). */
+  auditStreamMaxConnections: number;
   /**
    * COMPLIANCE_HMAC_KEY signs the audit chain. Unset: derived from SECRET_KEY, so changing SECRET_KEY then makes
    * earlier signatures fail verification; set it explicitly in production.
@@ -138,6 +140,7 @@ function parsePlatformManagement(env: Env, secretKey: string): PlatformManagemen
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
   return {
     auditStreamHeartbeatSeconds: parseInteger(env, 'AUDIT_STREAM_HEARTBEAT_SECONDS', 15, 1, 300),
+    auditStreamMaxConnections: parseInteger(env, 'AUDIT_STREAM_MAX_CONNECTIONS', 200, 1, 100_000),
     complianceHmacKey:
       env.COMPLIANCE_HMAC_KEY?.trim() || createHmac('sha256', secretKey).update('uplift compliance audit chain').digest('hex'),
     smtp: smtpHost

@@ -185,7 +185,7 @@ export function createServices(deps: PlatformDeps) {
   scheduler.register('login-failures-prune', 3_600, (now) => auth.pruneFailures(now));
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
   const platform = config.platform;
-  const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey });
+  const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey, loadActor: users.loadActor });
   const compliance = createComplianceService({ auditLogs, clock, signingKey: platform.complianceHmacKey });
   const notificationLog = pino({ level: config.logLevel, name: 'notifications' });
   const notifications = createNotificationsService({
