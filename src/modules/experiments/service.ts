@@ -327,7 +327,8 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     name: Transition,
     apply: (to: ExperimentStatus) => Promise<ExperimentRow>,
   ): Promise<ExperimentRow> {
-    const to = transition(name, row.status) as ExperimentStatus;
+    const startsAhead = row.startDate !== null && Date.parse(String(row.startDate)) > clock.now().getTime();
+    const to = transition(name, row.status, startsAhead) as ExperimentStatus;
     const next = await apply(to);
     await audit.record(tx, actor, {
       action: name === 'start' && row.status === 'paused' ? 'experiment_resume' : `experiment_${name}`,
