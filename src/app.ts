@@ -7,7 +7,7 @@ import { migrate } from './db/migrate.js';
 import { createLocalAuthenticator } from './modules/auth/service.js';
 import { modulesFor } from './modules/index.js';
 import { ensureEventPartitions } from './modules/tracking/partitions.js';
-import { healthRoutes } from './modules/meta/routes.js';
+import { healthRoutes, readyRoutes } from './modules/meta/routes.js';
 import { createAuditLog } from './platform/audit.js';
 import { authPlugin } from './platform/auth.js';
 import { installBodyParsers } from './platform/body-parsers.js';
@@ -109,6 +109,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     await app.register(authPlugin, { authenticator });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
+    const readyRedis = redis;
+    await app.register(readyRoutes, {
+      probes: {
+        database: () => database.session((exec) => exec('SELECT 1')),
+        ...(readyRedis ? { redis: () => readyRedis.ping() } : {}),
+      },
+    });
     for (const module of modulesFor(config.deploymentProfile)) {
       await module.register(app, { services, config });
     }

@@ -53,6 +53,8 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 20,
+    // A database that does not answer fails the request within seconds (503) rather than holding it open.
+    connectionTimeoutMillis: 5_000,
     options: options.searchPath ? `-c search_path=${options.searchPath}` : undefined,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.

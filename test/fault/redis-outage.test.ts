@@ -50,10 +50,14 @@ describe.runIf(Boolean(REDIS))('Redis outage', () => {
       expect(counters.statusCode).toBe(503);
       expect(Number(counters.headers['retry-after'])).toBeGreaterThan(0);
     }
+    const notReady = await a.app.inject({ method: 'GET', url: '/ready' });
+    expect([notReady.statusCode, notReady.json().checks.redis]).toEqual([503, 'error']);
+    expect((await a.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
     // b caches the key while the outage lasts.
     expect((await b.app.inject(track(key.headers))).statusCode).toBe(200);
 
     await proxy.start();
+    await eventually(async () => expect((await a.app.inject({ method: 'GET', url: '/ready' })).json()).toEqual({ status: 'ready', checks: { database: 'ok', redis: 'ok' } }));
     await eventually(async () => {
       const res = await a.app.inject({ method: 'GET', url: `/api/v1/counters/${e.id}`, headers: admin.headers });
       expect(res.statusCode).toBe(200);
