@@ -297,7 +297,11 @@ export function createUsersService(deps: UsersDeps) {
 
     recordLogin: (id: string) => store.setLastLogin(db, id, clock.now()),
 
-    /** FIRST_SUPERUSER_*: creates the first superuser at boot unless an account has that email (idempotent). */
+    /**
+     * FIRST_SUPERUSER_*: creates the first superuser at boot unless an account has that email (idempotent). When
+     * the username is taken (the bootstrap account's email was changed since), that account stands: 'exists', no
+     * second superuser and no failed boot.
+     */
     async ensureSuperuser(first: { email: string; password: string; username: string }): Promise<'created' | 'exists'> {
       if (await store.findUserByEmail(db, first.email)) return 'exists';
       const hashed = await hashPassword(first.password, deps.bcryptRounds);
@@ -315,8 +319,9 @@ export function createUsersService(deps: UsersDeps) {
           updatedAt: now,
         });
       } catch (error) {
-        // Another process booting at the same time created it first.
+        // Another process booting at the same time created it first, or the account was renamed since.
         if (isUniqueViolation(error) && (await store.findUserByEmail(db, first.email))) return 'exists';
+        if (isUniqueViolation(error) && (await store.findUserByUsername(db, first.username))) return 'exists';
         throw error;
       }
       return 'created';
