@@ -183,7 +183,7 @@ function requestFor(path: string, op: Operation): fc.Arbitrary<Built> {
       )
     : form
       ? fromSchema(form.schema).map((v) => ({
-          text: new URLSearchParams(Object.entries((v && typeof v === 'object' ? v : {}) as Record<string, unknown>).map(([k, x]) => [k, String(x)])).toString(),
+          text: new URLSearchParams(Object.entries((v && typeof v === 'object' ? v : {}) as Record<string, unknown>).map(([k, x]) => [k, typeof x === 'string' ? x : (JSON.stringify(x) ?? 'null')])).toString(),
           type: 'application/x-www-form-urlencoded',
         }))
       : fc.constant({});
@@ -270,6 +270,7 @@ describe('fuzzing every documented operation', () => {
 
   it(`answers every generated request without a 5xx, a hang, a misshapen 422 or an echo (${RUNS} runs per operation)`, async () => {
     const failures: string[] = [];
+    const statuses = new Map<number, number>();
     for (const { path, method, op } of docOperations(doc)) {
       if (isStream(op)) continue;
       const scheme = Object.keys(op.security?.[0] ?? {})[0];
@@ -281,6 +282,7 @@ describe('fuzzing every documented operation', () => {
               t.inject({ method: method as 'GET', url: built.url, headers: { ...auth, ...built.headers }, payload: built.payload }),
               `${method} ${built.url}`,
             );
+            statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
             checkAnswer(op, method, built, res);
           }),
           { seed: SEED, numRuns: RUNS, endOnFailure: true },
@@ -290,5 +292,11 @@ describe('fuzzing every documented operation', () => {
       }
     }
     expect(failures).toEqual([]);
+    // The run reached the handlers: the credentials survived it and some requests were valid enough to succeed.
+    const ok = [...statuses].filter(([status]) => status < 300).reduce((n, [, count]) => n + count, 0);
+    const unauthorized = statuses.get(401) ?? 0;
+    expect(ok, JSON.stringify([...statuses])).toBeGreaterThan(0);
+    expect(unauthorized, JSON.stringify([...statuses])).toBeLessThan(ok);
+    expect((await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: credentials.bearer })).statusCode).toBe(200);
   }, Math.max(110_000, RUNS * 20_000));
 });
