@@ -183,7 +183,7 @@ function requestFor(path: string, op: Operation): fc.Arbitrary<Built> {
       )
     : form
       ? fromSchema(form.schema).map((v) => ({
-          text: new URLSearchParams(Object.entries((v && typeof v === 'object' ? v : {}) as Record<string, unknown>).map(([k, x]) => [k, typeof x === 'string' ? x : (JSON.stringify(x) ?? 'null')])).toString(),
+          text: new URLSearchParams(Object.entries((v && typeof v === 'object' ? v : {}) as Record<string, unknown>).map(([k, x]): [string, string] => [k, typeof x === 'string' ? x : (JSON.stringify(x) ?? 'null')])).toString(),
           type: 'application/x-www-form-urlencoded',
         }))
       : fc.constant({});
