@@ -4,7 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { MAX_VALIDATION_ERRORS } from './validation.js';
 
 /**
- * Two AJV instances. Bodies are validated strictly: no type coercion (a JSON `null` or `"5"` is not a boolean or
+ * Two AJV configurations (each as a stop-at-first-error and a list-every-error instance). Bodies are validated strictly: no type coercion (a JSON `null` or `"5"` is not a boolean or
  * integer) and unknown properties are reported, never silently removed. Query strings, paths and headers arrive
  * as text, so they are coerced (`limit=5` is an integer). `verbose` lets the error mapper tell a null or missing
  * value from a wrong one; the value itself is never put into a response.
