@@ -35,7 +35,8 @@ function makeAjv(options: Options): Ajv {
     keyword: SAFE_NUMBER,
     type: 'number',
     schemaType: 'string',
-    validate: (kind: string, data: number) => (kind === 'integer' ? Number.isSafeInteger(data) : Number.isFinite(data)),
+    // A fractional value for an integer is the `type` keyword's error; this one adds only range and finiteness.
+    validate: (kind: string, data: number) => Number.isFinite(data) && (kind !== 'integer' || Math.abs(data) <= Number.MAX_SAFE_INTEGER),
   });
   return ajv;
 }
