@@ -25,7 +25,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', SCHEDULER_ENABLED: 'false',
       DATABASE_URL: `${BENCH_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-      FIRST_SUPERUSER_EMAIL: 'bench@example.com', FIRST_SUPERUSER_PASSWORD: 'Bench-passw0rd', BCRYPT_ROUNDS: '4', ...extraEnv,
+      SECRET_KEY: randomUUID() + randomUUID(), FIRST_SUPERUSER_EMAIL: 'bench@example.com', FIRST_SUPERUSER_PASSWORD: 'Bench-passw0rd', BCRYPT_ROUNDS: '4', ...extraEnv,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -7,7 +7,7 @@ import { migrate } from './db/migrate.js';
 import { createLocalAuthenticator } from './modules/auth/service.js';
 import { modulesFor } from './modules/index.js';
 import { ensureEventPartitions } from './modules/tracking/partitions.js';
-import { healthRoutes } from './modules/meta/routes.js';
+import { healthRoutes, readyRoutes } from './modules/meta/routes.js';
 import { createAuditLog } from './platform/audit.js';
 import { dashboardFallback, loadDashboard, registerDashboard } from './platform/dashboard.js';
 import { authPlugin } from './platform/auth.js';
@@ -17,6 +17,7 @@ import { corsPlugin } from './platform/cors.js';
 import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import { installErrorHandling } from './platform/error-handler.js';
+import { installInputGuard } from './platform/input-guard.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
 import { metricsPlugin } from './platform/metrics.js';
 import { memoryCounterStore, rateLimitPlugin, redisCounterStore } from './platform/rate-limit.js';
@@ -99,6 +100,7 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     const dashboard = loadDashboard(config.webDistDir);
     installErrorHandling(app, dashboardFallback(dashboard));
     installBodyParsers(app);
+    installInputGuard(app);
     app.addHook('onSend', (request, reply, payload, done) => {
       reply.header('X-Request-ID', request.id);
       done(null, payload);
@@ -126,6 +128,13 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
     if (config.corsOrigins.length > 0) await app.register(corsPlugin, { origins: config.corsOrigins });
     await registerOpenApi(app, config.deploymentProfile);
     await app.register(healthRoutes, { version: API_VERSION, profile: config.deploymentProfile, database: database.kind });
+    const readyRedis = redis;
+    await app.register(readyRoutes, {
+      probes: {
+        database: () => database.session((exec) => exec('SELECT 1')),
+        ...(readyRedis ? { redis: () => readyRedis.ping() } : {}),
+      },
+    });
     for (const module of modulesFor(config.deploymentProfile)) {
       await module.register(app, { services, config });
     }

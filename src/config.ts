@@ -2,7 +2,9 @@
  * Every environment setting, parsed and validated once at startup. Nothing else reads process.env.
  * A bad value stops startup with a message naming the setting (never its value: it may be a secret).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ROLES, type Role } from './db/schema/users.js';
 export type DeploymentProfile = 'core' | 'full';
 export type AuthProvider = 'local' | 'cognito';
@@ -136,6 +138,8 @@ export interface EtlConfig {
 
 export interface PlatformManagementConfig {
   auditStreamHeartbeatSeconds: number;
+  /** AUDIT_STREAM_MAX_CONNECTIONS: open audit streams per API process (each account: at most 5 of them). */
+  auditStreamMaxConnections: number;
   /**
    * COMPLIANCE_HMAC_KEY signs the audit chain. Unset: derived from SECRET_KEY, so changing SECRET_KEY then makes
    * earlier signatures fail verification; set it explicitly in production.
@@ -196,6 +200,7 @@ function parsePlatformManagement(env: Env, secretKey: string): PlatformManagemen
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY?.trim();
   return {
     auditStreamHeartbeatSeconds: parseInteger(env, 'AUDIT_STREAM_HEARTBEAT_SECONDS', 15, 1, 300),
+    auditStreamMaxConnections: parseInteger(env, 'AUDIT_STREAM_MAX_CONNECTIONS', 200, 1, 100_000),
     complianceHmacKey:
       env.COMPLIANCE_HMAC_KEY?.trim() || createHmac('sha256', secretKey).update('uplift compliance audit chain').digest('hex'),
     smtp: smtpHost
@@ -293,9 +298,34 @@ function parseIdp(env: Env): IdpConfig {
   };
 }
 
-export const DEV_SECRET_KEY = 'uplift-dev-secret-key-change-me-in-production';
-
 type Env = Record<string, string | undefined>;
+
+/** Where a single-machine install keeps the signing key it generated, beside the embedded database. */
+export const SECRET_KEY_FILE = 'secret_key';
+
+/**
+ * SECRET_KEY unset on embedded storage: the key generated on first start and kept in DATA_DIR/secret_key (mode
+ * 0600), so tokens survive restarts and no install signs with a published key. Returns the environment with
+ * SECRET_KEY filled in, and the file it came from. A shared deployment (DATABASE_URL set) must set SECRET_KEY:
+ * loadConfig refuses to start without it, as every process behind the load balancer needs the same key.
+ */
+export function withDataDirSecret(env: Env): { env: Env; keyFile?: string } {
+  const dataDir = env.DATA_DIR?.trim() || './data';
+  const environment = env.ENVIRONMENT?.trim().toLowerCase();
+  const mustBeGiven = environment === 'production' || environment === 'staging' || Boolean(env.DATABASE_URL?.trim());
+  if (env.SECRET_KEY?.trim() || mustBeGiven || dataDir.startsWith('memory://')) return { env };
+  const keyFile = join(dataDir, SECRET_KEY_FILE);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(keyFile, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  chmodSync(keyFile, 0o600);
+  const key = readFileSync(keyFile, 'utf8').trim();
+  if (key.length < 32) throw new ConfigError(`SECRET_KEY is unset and ${keyFile} holds no usable key: remove it or set SECRET_KEY`);
+  return { env: { ...env, SECRET_KEY: key }, keyFile };
+}
 
 export class ConfigError extends Error {}
 
@@ -379,6 +409,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (secret && secret.length < 32 && environment === 'production') {
     throw new ConfigError('SECRET_KEY must be at least 32 characters in production');
   }
+  if (!secret && env.DATABASE_URL?.trim()) {
+    throw new ConfigError('SECRET_KEY must be set when DATABASE_URL is set: every process of a shared deployment signs with it');
+  }
+  // Unset on embedded storage and not read from DATA_DIR (see withDataDirSecret): a random key for this process only.
+  const secretKey = secret || randomBytes(32).toString('base64url');
   const email = env.FIRST_SUPERUSER_EMAIL?.trim();
   const password = env.FIRST_SUPERUSER_PASSWORD;
   if (email && !password) throw new ConfigError('FIRST_SUPERUSER_PASSWORD must be set with FIRST_SUPERUSER_EMAIL');
@@ -390,7 +425,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: env.DATABASE_URL?.trim() || undefined,
     dataDir: env.DATA_DIR?.trim() || './data',
     redisUrl: env.REDIS_URL?.trim() || undefined,
-    secretKey: secret || DEV_SECRET_KEY,
+    secretKey,
     secretKeyIsDefault: !secret,
     accessTokenExpireMinutes: parseInteger(env, 'ACCESS_TOKEN_EXPIRE_MINUTES', 60, 1, 525_600),
     bcryptRounds: parseInteger(env, 'BCRYPT_ROUNDS', 12, 4, 15),
@@ -410,7 +445,7 @@ export function loadConfig(env: Env = process.env): Config {
     schedulerEnabled: parseBool(env, 'SCHEDULER_ENABLED', environment !== 'test'),
     logLevel: parseChoice(env, 'LOG_LEVEL', environment === 'test' ? 'silent' : 'info', LOG_LEVELS),
     bodyLimitBytes: 5 * 1024 * 1024,
-    platform: parsePlatformManagement(env, secret || DEV_SECRET_KEY),
+    platform: parsePlatformManagement(env, secretKey),
     integrationsEncryptionKey: parseKey32(env, 'INTEGRATIONS_ENCRYPTION_KEY'),
     databasePoolSize: parseInteger(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
     databaseStatementTimeoutSeconds: parseInteger(env, 'DATABASE_STATEMENT_TIMEOUT_SECONDS', 60, 0, 86_400),

@@ -1,11 +1,14 @@
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, withDataDirSecret } from './config.js';
 
 /** Process entry: read the environment, build the app, listen, and drain cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
   let config;
+  let keyFile: string | undefined;
   try {
-    config = loadConfig();
+    const resolved = withDataDirSecret(process.env);
+    keyFile = resolved.keyFile;
+    config = loadConfig(resolved.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`Configuration error: ${error.message}\n`);
@@ -15,9 +18,8 @@ async function main(): Promise<void> {
   }
   const tracing = config.tracing && (await import('./platform/tracing.js')).startTracing(config.tracing);
   const { app, services } = await buildApp(config);
-  if (config.secretKeyIsDefault) {
-    app.log.warn('SECRET_KEY is not set: using the development default. Set SECRET_KEY before exposing this service.');
-  }
+  if (keyFile) app.log.warn({ keyFile }, 'SECRET_KEY is not set: signing with the key generated for this data directory');
+  else if (config.secretKeyIsDefault) app.log.warn('SECRET_KEY is not set: signing with a random key for this process only');
   if (config.authProvider === 'cognito' && !(config.idp.userPoolId && config.idp.clientId)) {
     app.log.warn('AUTH_PROVIDER=cognito without IDP_USER_POOL_ID and IDP_CLIENT_ID: every sign-in is refused.');
   }

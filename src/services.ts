@@ -112,7 +112,7 @@ export function createServices(deps: PlatformDeps) {
     clock,
     secrets: createSecretBox(integrationsKey(config.integrationsEncryptionKey, config.secretKey)),
   });
-  const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey });
+  const auditLogs = createAuditLogsService({ db, database: deps.database, audit, bus, clock, signingKey: platform.complianceHmacKey, loadActor: users.loadActor });
   const notificationLog = pino({ level: config.logLevel, name: 'notifications' });
   const notifications = createNotificationsService({
     db, audit, clock, users,
@@ -211,6 +211,7 @@ export function createServices(deps: PlatformDeps) {
   scheduler.register('rollout-guardrails', 60, rolloutSchedules.runGuardrails);
   scheduler.register('rollout-stages', 60, rolloutSchedules.runDue);
   scheduler.register('event-partitions', 3_600, trackingData.ensurePartitions);
+  scheduler.register('login-failures-prune', 3_600, auth.pruneFailures);
   scheduler.register('warehouse-runs', 60, warehouse.tick);
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
 

@@ -58,6 +58,8 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
     connectionString: url,
     max: options.poolSize ?? 20,
     statement_timeout: options.statementTimeoutMs || undefined,
+    // A database that does not answer fails the request within seconds (503) rather than holding it open.
+    connectionTimeoutMillis: 5_000,
     options: options.searchPath ? `-c search_path=${options.searchPath}` : undefined,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.

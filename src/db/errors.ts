@@ -32,3 +32,22 @@ export const isUniqueViolation = (error: unknown): boolean => sqlState(error) ==
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** SQLSTATEs of a server going away: admin shutdown, crash shutdown, cannot connect now. */
+const SERVER_GOING_AWAY = new Set(['57P01', '57P02', '57P03']);
+const UNREACHABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection closed/i;
+
+/**
+ * Whether a failure means the database cannot be reached right now (refused, cut, restarting), as opposed to a
+ * failed statement: the request is answered 503 with Retry-After instead of 500, and the next one tries again.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error as (PgErrorLike & { message?: string; errno?: string }) | undefined, depth = 0; e && depth < 4; depth++) {
+    const code = e.code;
+    if (code && (UNREACHABLE_CODES.has(code) || SERVER_GOING_AWAY.has(code) || code.startsWith('08'))) return true;
+    if (typeof e.message === 'string' && UNREACHABLE_MESSAGES.test(e.message)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}

@@ -204,6 +204,7 @@ export const MODULES: ModuleEntry[] = [
         prefix: '/api/v1/audit-logs',
         auditLogs: services.auditLogs,
         heartbeatSeconds: config.platform.auditStreamHeartbeatSeconds,
+        maxConnections: config.platform.auditStreamMaxConnections,
       }),
   },
   {

@@ -61,16 +61,28 @@ class RedisBus extends LocalBus {
     subscriber.on('message', (full: string, raw: string) => {
       if (full.startsWith(namespace)) this.deliverRemote(full.slice(namespace.length), raw);
     });
+    // A SUBSCRIBE refused while Redis was down is issued again once the connection is back.
+    subscriber.on('ready', () => {
+      for (const channel of this.emitter.eventNames()) this.listen(String(channel));
+    });
   }
 
+  /**
+   * Local subscribers always get the message; other processes get it when Redis answers. An outage loses only the
+   * remote copy (each process's caches then expire by their TTL), never the caller's request or the process.
+   */
   override async publish(channel: string, message: string): Promise<void> {
     await super.publish(channel, message);
-    await this.publisher.publish(this.namespace + channel, this.envelope(message));
+    await this.publisher.publish(this.namespace + channel, this.envelope(message)).catch(() => undefined);
   }
 
   override subscribe(channel: string, handler: (message: string) => void): () => void {
-    if (this.emitter.listenerCount(channel) === 0) void this.subscriber.subscribe(this.namespace + channel);
+    if (this.emitter.listenerCount(channel) === 0) this.listen(channel);
     return super.subscribe(channel, handler);
+  }
+
+  private listen(channel: string): void {
+    this.subscriber.subscribe(this.namespace + channel).catch(() => undefined);
   }
 
   override async close(): Promise<void> {

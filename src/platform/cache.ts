@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 
 /**
  * A JSON cache with time-to-live: Redis when configured (shared by every API process), else process memory.
- * A Redis failure degrades to a miss, never to an error for the caller.
+ * A Redis failure degrades to a miss, never to an error for the caller. The memory store is a bounded LRU.
  */
 export interface Cache {
   get<T>(key: string): Promise<T | undefined>;
@@ -11,26 +12,24 @@ export interface Cache {
   deletePrefix(prefix: string): Promise<void>;
 }
 
-export function memoryCache(now: () => number = Date.now): Cache {
-  const entries = new Map<string, { value: string; expiresAt: number }>();
+/** Entries the in-memory cache holds at most (least recently used evicted first), whatever their TTL. */
+export const MEMORY_CACHE_MAX_ENTRIES = 5_000;
+
+export function memoryCache(now: () => number = Date.now, maxEntries = MEMORY_CACHE_MAX_ENTRIES): Cache {
+  const entries = new LRUCache<string, string>({ max: maxEntries, ttlAutopurge: false, perf: { now }, ttlResolution: 0 });
   return {
     async get<T>(key: string) {
       const hit = entries.get(key);
-      if (!hit) return undefined;
-      if (hit.expiresAt <= now()) {
-        entries.delete(key);
-        return undefined;
-      }
-      return JSON.parse(hit.value) as T;
+      return hit === undefined ? undefined : (JSON.parse(hit) as T);
     },
     async set(key, value, ttlSeconds) {
-      entries.set(key, { value: JSON.stringify(value), expiresAt: now() + ttlSeconds * 1000 });
+      entries.set(key, JSON.stringify(value), { ttl: Math.max(1, ttlSeconds * 1000) });
     },
     async delete(...keys) {
       for (const key of keys) entries.delete(key);
     },
     async deletePrefix(prefix) {
-      for (const key of entries.keys()) if (key.startsWith(prefix)) entries.delete(key);
+      for (const key of [...entries.keys()]) if (key.startsWith(prefix)) entries.delete(key);
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   PARSE_ERROR,
   type ValidationIssue,
 } from './errors.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { trailingSlashRedirects } from './trailing-slash.js';
 import { toValidationIssues } from './validation.js';
 
@@ -62,12 +63,19 @@ export function installErrorHandling(
       reply.code(503).header('Retry-After', '5').send({ detail: STATEMENT_TIMEOUT });
       return;
     }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error, request_id: request.id }, 'database unavailable');
+      reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_SECONDS)).send({ detail: SERVICE_UNAVAILABLE });
+      return;
+    }
     request.log.error({ err: error, request_id: request.id }, 'unhandled error');
     reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
   });
 }
 
 export const STATEMENT_TIMEOUT = 'The database took too long to answer; retry shortly.';
+export const SERVICE_UNAVAILABLE = 'Service temporarily unavailable. Try again shortly.';
+const UNAVAILABLE_RETRY_SECONDS = 5;
 
 function clientErrorDetail(status: number): string {
   switch (status) {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Redis } from 'ioredis';
 import { TooManyRequests } from './errors.js';
@@ -101,10 +101,32 @@ export function redisCounterStore(redis: Redis, fallback: CounterStore = memoryC
   };
 }
 
+/**
+ * The path a request is counted under, built from the route the router matched (its template with the decoded
+ * parameter values put back), never from the raw text: `/auth/%6Cogin` is `/auth/login` to the router, so it must be
+ * to the limiter too. A request that matched no route is counted under its decoded path.
+ */
+export function canonicalPath(request: FastifyRequest): string {
+  const template = request.routeOptions.url;
+  if (template === undefined) return decodePath(request.url.split('?', 1)[0]);
+  const params = (request.params ?? {}) as Record<string, string | undefined>;
+  return template
+    .split('/')
+    .map((part) => (part === '*' ? (params['*'] ?? '') : part.startsWith(':') ? (params[part.slice(1)] ?? part) : part))
+    .join('/');
+}
+
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 export const rateLimitPlugin = fp<RateLimitOptions & { store: CounterStore }>(async (app: FastifyInstance, options) => {
   app.addHook('onRequest', async (request, reply) => {
-    const path = request.url.split('?', 1)[0];
-    const rule = ruleFor(path, options);
+    const rule = ruleFor(canonicalPath(request), options);
     const { count, resetInMs } = await options.store.hit(`${request.ip}|${rule.bucket}`, WINDOW_MS);
     if (count > rule.limit) {
       throw new TooManyRequests(rule.retryAfterSeconds ?? Math.ceil(resetInMs / 1000));

@@ -1,4 +1,4 @@
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, decodeJwt, jwtVerify } from 'jose';
 import type { Clock } from './clock.js';
 
 /** Locally issued access tokens: HS256 JWTs signed with SECRET_KEY, subject = account id. */
@@ -31,4 +31,19 @@ export function createTokenService(opts: { secretKey: string; expireMinutes: num
       }
     },
   };
+}
+
+/**
+ * When the bearer token of an already authenticated request expires (its `exp`), for connections that outlive one
+ * request (the audit stream). Undefined without a bearer JWT or an `exp`. Read only after the guard verified it.
+ */
+export function bearerExpiry(authorization: string | undefined): Date | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+  if (!match) return undefined;
+  try {
+    const { exp } = decodeJwt(match[1]);
+    return typeof exp === 'number' ? new Date(exp * 1000) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -93,6 +93,10 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
       const [type, msg] = FORMATS[p.format as string] ?? ['value_error', `Input should be a valid ${p.format}`];
       return { type, loc: base, msg };
     }
+    case 'x-safe-number':
+      return typeof error.data === 'number' && !Number.isFinite(error.data)
+        ? { type: 'finite_number', loc: base, msg: 'Input should be a finite number' }
+        : { type: 'int_parsing_size', loc: base, msg: 'Input should be an integer between -9007199254740991 and 9007199254740991' };
     case 'multipleOf':
       return { type: 'multiple_of', loc: base, msg: `Input should be a multiple of ${p.multipleOf}`, ctx: { multiple_of: p.multipleOf } };
     default:
@@ -104,10 +108,13 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
  * Schema compositions (anyOf/oneOf) make AJV report every branch's failure. Keep one item per location, preferring
  * the most specific, and drop the composite's own summary, as FastAPI lists one error per field.
  */
+/** A 422 lists at most this many issues. */
+export const MAX_VALIDATION_ERRORS = 50;
+
 export function toValidationIssues(errors: ErrorObject[], part: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
-  for (const error of errors) {
+  for (const error of errors.slice(0, MAX_VALIDATION_ERRORS)) {
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     const issue = toValidationIssue(error, part);
     const key = `${JSON.stringify(issue.loc)}|${issue.type}`;

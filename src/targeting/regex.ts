@@ -7,34 +7,36 @@
  * - Matching is a search ("find anywhere"); anchor with `^...$` for a full match.
  *   Flags are written inline, e.g. `(?i)` for case-insensitive.
  */
+import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 
 export const MAX_REGEX_PATTERN_LENGTH = 500;
-export const REGEX_CACHE_SIZE = 256;
+/**
+ * Sized for bulk evaluation: 50 segments of many regex conditions each stay compiled across the users of one
+ * request. Bounded both by count and by total pattern text, since a compiled program grows with its pattern.
+ */
+export const REGEX_CACHE_SIZE = 4_096;
+const REGEX_CACHE_MAX_PATTERN_CHARS = 512 * 1024;
 
-/** LRU via Map insertion order. `null` caches "invalid pattern". */
-const cache = new Map<string, RE2JS | null>();
+/** `false` caches "invalid pattern" (the LRU cannot hold null). */
+const cache = new LRUCache<string, RE2JS | false>({
+  max: REGEX_CACHE_SIZE,
+  maxSize: REGEX_CACHE_MAX_PATTERN_CHARS,
+  sizeCalculation: (_value, pattern) => pattern.length + 1,
+});
 
 export function compileRegex(pattern: unknown): RE2JS | null {
   if (typeof pattern !== 'string' || pattern.length > MAX_REGEX_PATTERN_LENGTH) return null;
   const hit = cache.get(pattern);
-  if (hit !== undefined) {
-    cache.delete(pattern);
-    cache.set(pattern, hit);
-    return hit;
-  }
-  let compiled: RE2JS | null;
+  if (hit !== undefined) return hit || null;
+  let compiled: RE2JS | false;
   try {
     compiled = RE2JS.compile(pattern);
   } catch {
-    compiled = null;
+    compiled = false;
   }
   cache.set(pattern, compiled);
-  if (cache.size > REGEX_CACHE_SIZE) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
-  return compiled;
+  return compiled || null;
 }
 
 export function isValidRegex(pattern: unknown): boolean {

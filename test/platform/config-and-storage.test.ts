@@ -100,6 +100,7 @@ describe('the process', () => {
       });
       expect(login.status).toBe(200);
       expect(output).toContain('SECRET_KEY is not set');
+      expect(existsSync(join(dir, 'secret_key'))).toBe(true);
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -5,6 +5,7 @@ import type { AuditLog } from '../../platform/audit.js';
 import { hasRole, type Actor, type KeyClient } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
+import { localCache } from '../../platform/local-cache.js';
 import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound } from '../../platform/errors.js';
 import { ACCOUNTS_CHANGED } from '../users/service.js';
 import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
@@ -15,6 +16,8 @@ export const KEY_PREFIX = 'uplk_';
 export const API_KEY_NOT_FOUND = 'API key not found';
 const KEYS_CHANGED = 'api-keys.changed';
 const CACHE_LIMIT = 10_000;
+/** A resolved key is re-read at least this often, even if a bus message announcing its revocation was lost. */
+const CACHE_TTL_MS = 60_000;
 
 /** 32 random bytes (256 bits) in URL-safe base64 after the prefix. */
 export function generateKey(): string {
@@ -56,7 +59,7 @@ export interface ApiKeysDeps {
 
 export function createApiKeysService(deps: ApiKeysDeps) {
   const { db, audit } = deps;
-  const cache = new Map<string, KeyClient>();
+  const cache = localCache<string, KeyClient>({ max: CACHE_LIMIT, ttlMs: CACHE_TTL_MS });
   const clear = () => cache.clear();
   deps.bus.subscribe(ACCOUNTS_CHANGED, clear);
   deps.bus.subscribe(KEYS_CHANGED, clear);
@@ -110,23 +113,19 @@ export function createApiKeysService(deps: ApiKeysDeps) {
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
       // Keyed by the key as sent: a hit costs one map lookup, no SHA-256, on every tracking and evaluation call.
-      const cached = cache.get(rawKey);
-      if (cached) return cached;
-      const keyHash = hashKey(rawKey);
-      const row = await store.findKeyByHash(db, keyHash);
-      const owner = row && (await deps.users.loadActor(row.userId));
-      if (!row || !owner) return undefined;
-      const client: KeyClient = {
-        kind: 'apiKey',
-        keyId: row.id,
-        userId: row.userId,
-        scopes: row.scopes,
-        ownerRole: owner.role,
-        ownerIsSuperuser: owner.isSuperuser,
-      };
-      if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(rawKey, client);
-      return client;
+      return cache.fill(rawKey, async () => {
+        const row = await store.findKeyByHash(db, hashKey(rawKey));
+        const owner = row && (await deps.users.loadActor(row.userId));
+        if (!row || !owner) return undefined;
+        return {
+          kind: 'apiKey',
+          keyId: row.id,
+          userId: row.userId,
+          scopes: row.scopes,
+          ownerRole: owner.role,
+          ownerIsSuperuser: owner.isSuperuser,
+        } satisfies KeyClient;
+      });
     },
   };
 }

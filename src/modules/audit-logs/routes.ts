@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { actorOf, role, signedIn } from '../../platform/auth.js';
+import { ServiceUnavailable, TooManyRequests } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/schemas.js';
+import { bearerExpiry } from '../../platform/tokens.js';
 import {
   AuditLogListQuery,
   AuditLogPage,
@@ -19,13 +21,17 @@ const tags = ['audit-logs'];
 /** A client this far behind is cut off; it reconnects with Last-Event-ID and resumes from the table. */
 const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 5_000;
+/** Open streams one account may hold in one API process. */
+export const MAX_STREAMS_PER_ACCOUNT = 5;
+export const TOO_MANY_STREAMS = 'Too many open audit streams';
 
-export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsService; heartbeatSeconds: number }> = async (
+export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsService; heartbeatSeconds: number; maxConnections: number }> = async (
   app,
-  { auditLogs, heartbeatSeconds },
+  { auditLogs, heartbeatSeconds, maxConnections },
 ) => {
   const stopRelay = await auditLogs.startRelay((error) => app.log.error({ err: error }, 'sealing audit entries failed'));
   const streams = new Set<ServerResponse>();
+  const perAccount = new Map<string, number>();
   // Open streams never end by themselves; end them so the server can close.
   app.addHook('preClose', async () => {
     for (const stream of streams) stream.end();
@@ -81,12 +87,16 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
       querystring: StreamQuery, headers: StreamHeaders,
       response: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...errorResponses(401, 403, 422),
+        ...errorResponses(401, 403, 422, 429, 503),
       },
     },
   }, (req, reply) => {
     const actor = actorOf(req);
     const lastEventId = req.headers['last-event-id'];
+    const held = perAccount.get(actor.id) ?? 0;
+    if (held >= MAX_STREAMS_PER_ACCOUNT) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_STREAMS);
+    if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
+    perAccount.set(actor.id, held + 1);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -99,15 +109,26 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     res.write(`retry: ${RECONNECT_HINT_MS}\n: connected\n\n`);
     streams.add(res);
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatSeconds * 1000);
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       clearInterval(heartbeat);
       close();
       streams.delete(res);
+      const left = (perAccount.get(actor.id) ?? 1) - 1;
+      if (left > 0) perAccount.set(actor.id, left);
+      else perAccount.delete(actor.id);
       if (!res.writableEnded) res.end();
     };
     const close = auditLogs.openStream(
       actor,
-      { lastEventId: lastEventId === undefined ? undefined : Number(lastEventId), action: req.query.action, entityType: req.query.entity_type },
+      {
+        lastEventId: lastEventId === undefined ? undefined : Number(lastEventId),
+        action: req.query.action,
+        entityType: req.query.entity_type,
+        expiresAt: bearerExpiry(req.headers.authorization),
+      },
       {
         send: (sequence, entry) => {
           if (res.writableEnded) return;
@@ -118,6 +139,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
           req.log.error({ err: error, request_id: req.id }, 'audit stream failed');
           end();
         },
+        end,
       },
     );
     req.raw.on('close', end);

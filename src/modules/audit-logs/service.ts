@@ -7,6 +7,7 @@ import type { Clock } from '../../platform/clock.js';
 import { Forbidden, NOT_ENOUGH_PERMISSIONS } from '../../platform/errors.js';
 import { signEntry, type ChainEntry } from './chain.js';
 import type { AuditLogListQuery, AuditLogPage, AuditLogView, AuditStats } from './schemas.js';
+import { ACCOUNTS_CHANGED } from '../users/service.js';
 import * as store from './store.js';
 
 /** The filter and sealed entry of the signed chain, as the compliance module reads them through this service. */
@@ -21,7 +22,12 @@ const DAY_MS = 86_400_000;
 export interface StreamSink {
   send(sequence: number, entry: AuditLogView): void;
   fail(error: unknown): void;
+  /** The caller's access ended (account deactivated, deleted or re-roled, or its token expired): close the stream. */
+  end(): void;
 }
+
+/** setTimeout's longest delay; a longer wait is re-armed. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 interface SealedMessage {
   sequence: number;
@@ -73,6 +79,8 @@ export interface AuditLogsDeps {
   bus: Bus;
   clock: Clock;
   signingKey: string;
+  /** The account as it is now: undefined once deactivated or deleted. */
+  loadActor(id: string): Promise<Actor | undefined>;
 }
 
 /**
@@ -189,7 +197,11 @@ export function createAuditLogsService(deps: AuditLogsDeps) {
      * Streams sealed entries the caller may read: those after `lastEventId` first (resume), then live ones. Returns
      * the function that ends the subscription. Failures go to `sink.fail`, after which nothing more is sent.
      */
-    openStream(actor: Actor, options: { lastEventId?: number; action?: string; entityType?: string }, sink: StreamSink): () => void {
+    openStream(
+      actor: Actor,
+      options: { lastEventId?: number; action?: string; entityType?: string; expiresAt?: Date },
+      sink: StreamSink,
+    ): () => void {
       const filter: store.EntryFilter = { actorId: ownScope(actor, undefined), action: options.action, entityType: options.entityType };
       const visible = (entry: AuditLogView) =>
         (!filter.actorId || entry.actor_id === filter.actorId) &&
@@ -197,22 +209,38 @@ export function createAuditLogsService(deps: AuditLogsDeps) {
         (!filter.entityType || entry.entity_type === filter.entityType);
       let cursor = 0;
       let closed = false;
+      let expiryTimer: NodeJS.Timeout | undefined;
       let chain: Promise<void> = Promise.resolve();
+      const stop = () => {
+        closed = true;
+        unsubscribe();
+        stopWatching();
+        clearTimeout(expiryTimer);
+      };
       const enqueue = (step: () => Promise<void> | void) => {
         chain = chain
           .then(() => (closed ? undefined : step()))
           .catch((error: unknown) => {
             if (closed) return;
-            closed = true;
-            unsubscribe();
+            stop();
             sink.fail(error);
           });
+      };
+      const expired = () => options.expiresAt !== undefined && deps.clock.now().getTime() >= options.expiresAt.getTime();
+      const accessEnded = () => {
+        stop();
+        sink.end();
+      };
+      /** Nothing is sent past the caller's token expiry. */
+      const send = (sequence: number, entry: AuditLogView) => {
+        if (expired()) accessEnded();
+        else sink.send(sequence, entry);
       };
       /** Sends every visible sealed entry in (cursor, upTo] from the table. */
       const catchUp = async (upTo: number) => {
         while (!closed && cursor < upTo) {
           const rows = await store.sealedBetween(db, cursor, upTo, filter, REPLAY_BATCH);
-          for (const row of rows) sink.send(row.sequence, toAuditLogView(row.entry, row.sequence));
+          for (const row of rows) if (!closed) send(row.sequence, toAuditLogView(row.entry, row.sequence));
           cursor = rows.length < REPLAY_BATCH ? upTo : rows[rows.length - 1].sequence;
         }
       };
@@ -223,21 +251,35 @@ export function createAuditLogsService(deps: AuditLogsDeps) {
           if (message.sequence <= cursor) return;
           if (message.sequence === cursor + 1) {
             cursor = message.sequence;
-            if (visible(message.entry)) sink.send(message.sequence, message.entry);
+            if (visible(message.entry)) send(message.sequence, message.entry);
             return;
           }
           await catchUp(message.sequence);
         });
       });
+      // The caller is checked again on every change to its account (any process announces it on the bus): a
+      // deactivated or deleted account, or one whose role changes what it may read, loses the stream.
+      const stopWatching = bus.subscribe(ACCOUNTS_CHANGED, (userId) => {
+        if (userId !== actor.id) return;
+        enqueue(async () => {
+          const now = await deps.loadActor(actor.id);
+          if (!now || readsAllEntries(now) !== readsAllEntries(actor)) accessEnded();
+        });
+      });
+      const armExpiry = () => {
+        if (options.expiresAt === undefined || closed) return;
+        const wait = Math.min(Math.max(0, options.expiresAt.getTime() - deps.clock.now().getTime()), MAX_TIMER_MS);
+        expiryTimer = setTimeout(() => enqueue(() => (expired() ? accessEnded() : armExpiry())), wait);
+        expiryTimer.unref();
+      };
       enqueue(async () => {
+        if (expired()) return accessEnded();
+        armExpiry();
         const head = await store.headSequence(db);
         cursor = Math.min(options.lastEventId ?? head, head);
         await catchUp(head);
       });
-      return () => {
-        closed = true;
-        unsubscribe();
-      };
+      return stop;
     },
 
     /** Sealed entries for the compliance trail, newest first (sealing anything committed but not yet sealed). */

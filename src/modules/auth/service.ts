@@ -27,39 +27,52 @@ export interface TokenResponse {
 export type AuthService = ReturnType<typeof createAuthService>;
 
 /**
- * Local sign-in. Failed attempts are counted per email in any letter case, whatever account (if any) it names;
- * with `maxAttempts` failures inside the window the email is locked (423, Retry-After) until the oldest of them
- * leaves the window. A successful sign-in clears the count.
+ * Local sign-in. Failed attempts are counted per email in any letter case (folded as the database folds it),
+ * whatever account (if any) it names; with `maxAttempts` failures inside the window the email is locked (423,
+ * Retry-After) until the oldest of them leaves the window. A successful sign-in clears the count.
+ *
+ * Every attempt is counted as a failure before its password is checked, under a lock on the email, so concurrent
+ * wrong passwords cannot all pass the check before any of them is recorded; a right password takes its count back.
  */
 export function createAuthService(deps: AuthDeps) {
   const windowMs = deps.lockoutMinutes * 60_000;
 
-  async function lockedFor(emailKey: string, now: Date): Promise<number | undefined> {
-    const failures = await store.failuresSince(deps.db, emailKey, new Date(now.getTime() - windowMs));
+  function lockedFor(failures: Date[], now: Date): number | undefined {
     if (failures.length < deps.maxAttempts) return undefined;
     const releaseAt = failures[failures.length - deps.maxAttempts].getTime() + windowMs;
     return Math.max(1, Math.ceil((releaseAt - now.getTime()) / 1000));
   }
 
+  /** Counts the attempt, or answers how long the email stays locked. */
+  function admitAttempt(email: string, now: Date) {
+    return deps.db.transaction(async (tx) => {
+      await store.lockEmail(tx, email);
+      const retryAfter = lockedFor(await store.failuresSince(tx, email, new Date(now.getTime() - windowMs)), now);
+      if (retryAfter !== undefined) return { retryAfter };
+      return { attemptId: await store.recordFailure(tx, email, now) };
+    });
+  }
+
   return {
-    async login(email: string, password: string): Promise<TokenResponse> {
-      const emailKey = email.trim().toLowerCase();
+    async login(rawEmail: string, password: string): Promise<TokenResponse> {
+      const email = rawEmail.trim();
       const now = deps.clock.now();
-      const retryAfter = await lockedFor(emailKey, now);
-      if (retryAfter !== undefined) throw new Locked(ACCOUNT_LOCKED, retryAfter);
-      const user = await deps.users.verifyCredentials(email.trim(), password);
-      if (!user) {
-        await store.recordFailure(deps.db, emailKey, now);
-        throw new Unauthorized(WRONG_LOGIN);
+      const attempt = await admitAttempt(email, now);
+      if (attempt.attemptId === undefined) throw new Locked(ACCOUNT_LOCKED, attempt.retryAfter);
+      const user = await deps.users.verifyCredentials(email, password);
+      if (!user) throw new Unauthorized(WRONG_LOGIN);
+      if (!user.isActive) {
+        await store.deleteFailure(deps.db, attempt.attemptId);
+        throw new BadRequest(INACTIVE_USER);
       }
-      if (!user.isActive) throw new BadRequest(INACTIVE_USER);
-      await store.clearFailures(deps.db, emailKey);
+      await store.clearFailures(deps.db, email);
       await deps.users.recordLogin(user.id);
       const { token, expiresIn } = await deps.tokens.issue(user.id);
       return { access_token: token, token_type: 'bearer', expires_in: expiresIn };
     },
 
-    pruneFailures: () => store.pruneFailures(deps.db, new Date(deps.clock.now().getTime() - windowMs)),
+    /** Scheduler housekeeping: failures that left the window no longer count. */
+    pruneFailures: (now: Date = deps.clock.now()) => store.pruneFailures(deps.db, new Date(now.getTime() - windowMs)),
   };
 }
 

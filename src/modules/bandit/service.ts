@@ -3,6 +3,7 @@ import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
+import { localCache } from '../../platform/local-cache.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { thompsonWeights } from '../../stats/index.js';
 import type { AssignableExperiment, Experiment } from '../experiments/read-model.js';
@@ -36,7 +37,7 @@ export function createBanditService(deps: {
   tracking: { variantMetricStats(experimentId: string, eventName: string): Promise<VariantMetricStats[]> };
 }) {
   const { db } = deps;
-  const cache = new Map<string, Record<string, number>>();
+  const cache = localCache<string, Record<string, number>>({ max: 5_000, ttlMs: 60_000 });
   deps.bus.subscribe(BANDIT_CHANGED, (id) => cache.delete(id));
 
   const initialWeights = (variants: Array<{ id: string; trafficAllocation: number }>) =>
@@ -91,12 +92,8 @@ export function createBanditService(deps: {
     /** For assignment: current weights of a bandit experiment, held in memory until they change. */
     async weightsFor(e: AssignableExperiment): Promise<Record<string, number> | null> {
       if (e.experimentType !== 'bandit') return null;
-      const cached = cache.get(e.id);
-      if (cached) return cached;
-      const state = await store.findBanditState(db, e.id);
-      const weights = state?.weights ?? initialWeights(e.variants);
-      cache.set(e.id, weights);
-      return weights;
+      const weights = await cache.fill(e.id, async () => (await store.findBanditState(db, e.id))?.weights ?? initialWeights(e.variants));
+      return weights ?? null;
     },
 
     get: async (id: string) => view(await banditExperiment(id)),

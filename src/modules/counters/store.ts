@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { experimentCounters } from '../../db/schema/counters.js';
+import { ServiceUnavailable } from '../../platform/errors.js';
 import type { Redis } from '../../platform/redis.js';
 
 export interface Increment {
@@ -44,24 +45,38 @@ export function postgresCounterStore(db: Executor): CounterStore {
   };
 }
 
+export const COUNTERS_UNAVAILABLE = 'Counters are unavailable right now. Try again shortly.';
+
+/** Redis unreachable: 503 with Retry-After rather than a 500 or counts kept where other processes cannot see them. */
+async function orUnavailable<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch {
+    throw new ServiceUnavailable(COUNTERS_UNAVAILABLE, 5);
+  }
+}
+
 export function redisCounterStore(redis: Redis): CounterStore {
   const key = (experimentId: string) => `counters:${experimentId}`;
   return {
-    async increment(increments) {
-      const pipeline = redis.multi();
-      for (const inc of increments) pipeline.hincrby(key(inc.experimentId), inc.name, inc.amount);
-      const results = (await pipeline.exec()) ?? [];
-      return results.map(([error, value]) => {
-        if (error) throw error;
-        return Number(value);
-      });
-    },
-    async read(experimentId) {
-      const all = await redis.hgetall(key(experimentId));
-      return Object.fromEntries(Object.entries(all).map(([name, value]) => [name, Number(value)]));
-    },
-    async reset(experimentId) {
-      await redis.del(key(experimentId));
-    },
+    increment: (increments) =>
+      orUnavailable(async () => {
+        const pipeline = redis.multi();
+        for (const inc of increments) pipeline.hincrby(key(inc.experimentId), inc.name, inc.amount);
+        const results = (await pipeline.exec()) ?? [];
+        return results.map(([error, value]) => {
+          if (error) throw error;
+          return Number(value);
+        });
+      }),
+    read: (experimentId) =>
+      orUnavailable(async () => {
+        const all = await redis.hgetall(key(experimentId));
+        return Object.fromEntries(Object.entries(all).map(([name, value]) => [name, Number(value)]));
+      }),
+    reset: (experimentId) =>
+      orUnavailable(async () => {
+        await redis.del(key(experimentId));
+      }),
   };
 }

@@ -23,7 +23,8 @@ export function hourlyPartitionValues(keys: string[], date: { year: string; mont
   if (!names.includes('hour') || !hasDay) return undefined;
   const valueFor = (name: string, hour: string): string | undefined => {
     if (DATE_KEYS.has(name)) return `${date.year}-${date.month}-${date.day}`;
-    return ({ year: date.year, month: date.month, day: date.day, hour } as Record<string, string>)[name];
+    const values: Record<string, string> = { year: date.year, month: date.month, day: date.day, hour };
+    return Object.hasOwn(values, name) ? values[name] : undefined;
   };
   const partitions: string[][] = [];
   for (let h = 0; h < 24; h++) {

@@ -44,8 +44,12 @@ export type EtlService = ReturnType<typeof createEtlService>;
 export function createEtlService(deps: { db: Db; audit: AuditLog; config: EtlConfig; glue: GlueClient }) {
   const { config, glue } = deps;
 
+  /** The configured Glue job of a job type; own keys only, so `__proto__` or `toString` never resolve to anything. */
+  const configuredJob = (jobType: string): string | undefined =>
+    Object.hasOwn(config.jobs, jobType) && typeof config.jobs[jobType] === 'string' ? config.jobs[jobType] : undefined;
+
   function glueJobName(name: string): string {
-    const job = config.jobs[name] ?? Object.values(config.jobs).find((j) => j === name);
+    const job = configuredJob(name) ?? Object.values(config.jobs).find((j) => j === name);
     if (!job) throw new NotFound(UNKNOWN_JOB);
     return job;
   }
@@ -57,7 +61,7 @@ export function createEtlService(deps: { db: Db; audit: AuditLog; config: EtlCon
 
   return {
     async runJob(actor: Actor, jobType: string) {
-      const job = config.jobs[jobType];
+      const job = configuredJob(jobType);
       if (!job) throw new NotFound(UNKNOWN_JOB);
       const { JobRunId } = await glue.send(new StartJobRunCommand({ JobName: job }));
       if (!JobRunId) throw new InternalError('Glue returned no job run id');

@@ -32,10 +32,18 @@ export function transitionRefused(move: Transition, current: ExperimentStatus): 
 export const statusChangeRefused = (current: ExperimentStatus): string =>
   `Change the status with the start, pause, complete and archive routes; this experiment is in ${current} status`;
 
+/**
+ * Spec transition table, row "any | complete | start_date is after now": an experiment whose start lies in the
+ * future completes from any status, a draft scheduled ahead included (the store moves start_date before end_date).
+ * Completed and archived experiments are past completing, so "any" means every state that can still change.
+ */
+const COMPLETE_WHEN_START_AHEAD: readonly ExperimentStatus[] = ['draft'];
+
 /** The state `move` leads to from `current`, or a 409 naming the current status. */
-export function transition(move: Transition, current: ExperimentStatus): ExperimentStatus | null {
+export function transition(move: Transition, current: ExperimentStatus, startsAhead = false): ExperimentStatus | null {
   const rule = TRANSITIONS[move];
-  if (!rule.from.includes(current)) throw new Conflict(transitionRefused(move, current));
+  const allowed = rule.from.includes(current) || (move === 'complete' && startsAhead && COMPLETE_WHEN_START_AHEAD.includes(current));
+  if (!allowed) throw new Conflict(transitionRefused(move, current));
   return rule.to;
 }
 
@@ -73,7 +81,8 @@ export function createLifecycle(deps: LifecycleDeps) {
     name: Transition,
     apply: (to: ExperimentStatus) => Promise<ExperimentRow>,
   ): Promise<ExperimentRow> {
-    const to = transition(name, row.status) as ExperimentStatus;
+    const startsAhead = row.startDate !== null && Date.parse(String(row.startDate)) > clock.now().getTime();
+    const to = transition(name, row.status, startsAhead) as ExperimentStatus;
     const next = await apply(to);
     await audit.record(tx, actor, {
       action: name === 'start' && row.status === 'paused' ? 'experiment_resume' : `experiment_${name}`,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { open } from '../../platform/auth.js';
-import { errorResponses, MessageBody } from '../../platform/schemas.js';
+import { errorResponses, MessageBody, StringEnum } from '../../platform/schemas.js';
 
 export const HealthView = Type.Object({
   status: Type.Literal('ok'),
@@ -16,6 +16,47 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ version: string; profile:
     config: { access: open() },
     schema: { tags: ['meta'], operationId: 'health', summary: 'Liveness: answers while the process runs (no database check)', response: { 200: HealthView, ...errorResponses(429) } },
   }, () => ({ status: 'ok' as const, version: opts.version, profile: opts.profile, database: opts.database }));
+};
+
+export const ReadyView = Type.Object({
+  status: StringEnum(['ready', 'unavailable']),
+  checks: Type.Record(Type.String(), StringEnum(['ok', 'error']), { description: 'database, and redis when configured' }),
+});
+
+/** A dependency check; it fails by throwing or by not answering within READY_TIMEOUT_MS. */
+export type ReadinessProbe = () => Promise<unknown>;
+const READY_TIMEOUT_MS = 2_000;
+
+async function probe(check: ReadinessProbe): Promise<'ok' | 'error'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check(), timeout]);
+    return 'ok';
+  } catch {
+    return 'error';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * GET /ready for orchestrators: 200 only when every dependency answers (the database, and Redis when configured),
+ * else 503, so traffic moves away from a process that cannot serve. /health stays the liveness check.
+ */
+export const readyRoutes: FastifyPluginAsyncTypebox<{ probes: Record<string, ReadinessProbe> }> = async (app, { probes }) => {
+  app.get('/ready', {
+    config: { access: open() },
+    schema: { tags: ['meta'], operationId: 'ready', response: { 200: ReadyView, 503: ReadyView } },
+  }, async (_req, reply) => {
+    const names = Object.keys(probes);
+    const results = await Promise.all(names.map((name) => probe(probes[name])));
+    const checks = Object.fromEntries(names.map((name, i) => [name, results[i]]));
+    const ready = results.every((r) => r === 'ok');
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+  });
 };
 
 /** The /api/v1/events and /api/v1/assignments routers expose only an informational GET /. */

@@ -57,7 +57,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
       tags, operationId: 'sendTestNotification',
       summary: "Send a test message to the caller's enabled channels and report each outcome (DEVELOPER and up)",
       querystring: TestQuery,
-      response: { 200: TestResult, ...errorResponses(400, 401, 403, 422) },
+      response: { 200: TestResult, ...errorResponses(400, 401, 403, 422, 429) },
     },
   }, (req) => notifications.sendTest(actorOf(req), req.query.channel));
 };

@@ -5,7 +5,7 @@ import type { NotificationPreferencesRow } from '../../db/schema/notifications.j
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, Unprocessable } from '../../platform/errors.js';
+import { BadRequest, TooManyRequests, Unprocessable } from '../../platform/errors.js';
 import type { Mailer } from '../../platform/mailer.js';
 import type { UsersService } from '../users/service.js';
 import { DeliveryError, maskWebhookUrl, postToChat, sendEmail, webhookUrlAllowed, type ChannelName, type WebhookPolicy } from './channels.js';
@@ -22,6 +22,9 @@ import * as store from './store.js';
 
 export const WEBHOOK_URL_REQUIRED = 'chat_webhook_url is required when chat_webhook_enabled is true';
 export const WEBHOOK_URL_NOT_ALLOWED = 'chat_webhook_url must be an https URL on an allowed chat host';
+export const TEST_EMAIL_LIMIT = 'Too many test emails to an address other than your account\'s. Try again later.';
+const UNVERIFIED_TEST_EMAILS_PER_HOUR = 5;
+const UNVERIFIED_TEST_WINDOW_MS = 3_600_000;
 export const EMAIL_ADDRESS_REQUIRED = 'email_address is required: the account has no email address';
 export const NO_CHANNEL_ENABLED = 'No notification channel is enabled; enable email or chat webhook in your preferences first';
 export const CHANNEL_NOT_ENABLED = 'That channel is not enabled in your preferences';
@@ -229,6 +232,15 @@ export function createNotificationsService(deps: NotificationsDeps) {
       const row = (await store.findPreferences(db, actor.id)) ?? defaults(actor.id);
       const recipients = recipientsOf(row, actor.email, channel);
       if (recipients.length === 0) throw new BadRequest(channel ? CHANNEL_NOT_ENABLED : NO_CHANNEL_ENABLED);
+      // An address other than the account's own is unverified: test mail to it is limited, so the route cannot be
+      // used to send mail to strangers.
+      const unverified = recipients.some((r) => r.channel === 'email' && r.address.toLowerCase() !== actor.email?.toLowerCase());
+      if (unverified) {
+        const since = new Date(deps.clock.now().getTime() - UNVERIFIED_TEST_WINDOW_MS);
+        if ((await store.countTestEmailsSince(db, actor.id, since)) >= UNVERIFIED_TEST_EMAILS_PER_HOUR) {
+          throw new TooManyRequests(UNVERIFIED_TEST_WINDOW_MS / 1000, TEST_EMAIL_LIMIT);
+        }
+      }
       return { results: await Promise.all(recipients.map((r) => deliver(r, 'test', TEST_MESSAGE))) };
     },
 

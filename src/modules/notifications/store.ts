@@ -77,3 +77,20 @@ export async function listDeliveries(db: Executor, filter: DeliveryFilter, skip:
   const [{ total }] = await db.select({ total: count() }).from(notificationDeliveries).where(where);
   return { rows, total };
 }
+
+/** Test emails sent for an account since `since` (first attempts only: a retry is the same message). */
+export async function countTestEmailsSince(db: Executor, userId: string, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(notificationDeliveries)
+    .where(
+      and(
+        eq(notificationDeliveries.userId, userId),
+        eq(notificationDeliveries.kind, 'test'),
+        eq(notificationDeliveries.channel, 'email'),
+        eq(notificationDeliveries.attempt, 1),
+        sql`${notificationDeliveries.createdAt} > ${since.toISOString()}::timestamptz`,
+      ),
+    );
+  return Number(row?.n ?? 0);
+}

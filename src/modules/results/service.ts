@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { sqlState } from '../../db/errors.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
@@ -95,6 +96,8 @@ const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.eve
 const prefix = (id: string) => `results:${id}:`;
 const livePrefix = (id: string) => `${prefix(id)}live:`;
 const liveKey = (e: ExperimentView, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
+/** A free text in a cache key, as a fixed-length digest. */
+const keyPart = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
 export function createResultsService(deps: ResultsDeps) {
@@ -221,7 +224,8 @@ export function createResultsService(deps: ResultsDeps) {
 
   const optionsOf = (e: ExperimentView, q: { correction_method?: CorrectionMethod; confidence_level?: number }): ResultsOptions => ({
     correction_method: q.correction_method ?? e.correction_method,
-    confidence_level: q.confidence_level ?? e.confidence_level,
+    // Rounded to 0.001 for the computation and the cache key alike, so free query values share a few entries.
+    confidence_level: q.confidence_level === undefined ? e.confidence_level : Math.round(q.confidence_level * 1000) / 1000,
   });
 
   async function segmented(e: ExperimentView, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
@@ -240,7 +244,7 @@ export function createResultsService(deps: ResultsDeps) {
     const e = await deps.experiments.get(id);
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
-    const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : JSON.stringify(q.breakdown)}`);
+    const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : keyPart(q.breakdown)}`);
     return cached(key, ttl(e), useCache, () => compute(e, q, useCache));
   }
 
@@ -374,7 +378,7 @@ export function createResultsService(deps: ResultsDeps) {
       const compute = async () => ({
         experiment_id: e.id, ...(await segmented(e, attribute, e.confidence_level)), analysis_status: 'ga' as const, computed_at: clock.now().toISOString(),
       });
-      return deps.cacheEnabled ? cached(routeKey(id, `segmented:${JSON.stringify(attribute)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
+      return deps.cacheEnabled ? cached(routeKey(id, `segmented:${keyPart(attribute)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */

@@ -37,7 +37,7 @@ export const MEMBERS_NEED_ID_LIST = 'Members can only be managed on id_list segm
 export const SEGMENT_ARCHIVED = 'This segment is archived; unarchive it before changing its members';
 export const TOO_MANY_MEMBERS = `A segment can hold at most ${MAX_SEGMENT_MEMBERS} members`;
 export const SEGMENT_RULES_NOT_VALID = 'Segment rules not valid: ';
-export const NO_RULES_TO_PREVIEW = 'id_list segments have no rules to preview; send rules in the body';
+export const NO_RULES_TO_PREVIEW = 'An id_list segment has no rules to preview';
 /** Preview refusals (spec, "Segments"): bounded work before any query. */
 export const PREVIEW_REGEX_LIMIT = 500;
 export const PREVIEW_NODE_LIMIT = 50_000;
@@ -324,8 +324,10 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
     async preview(id: string, rulesSent: unknown, sampleSize: number) {
       const row = await mustFind(id);
+      // Spec: "An id list segment is 422 on preview with no rules": it has none, and rules sent in the body are
+      // not its own, so a match rate computed from them would describe some other segment.
+      if (row.kind === 'id_list') throw rulesError(NO_RULES_TO_PREVIEW);
       if (rulesSent === undefined) {
-        if (row.kind === 'id_list') throw rulesError(NO_RULES_TO_PREVIEW);
         assertEvaluable(row);
       } else {
         assertValidRules(rulesSent);

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import type { Bus } from '../../platform/bus.js';
 import type { BatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
+import { localCache } from '../../platform/local-cache.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { checkTargetingContext, collectSegmentIds, evaluateRuleSet, experimentSalt, isRuleSetShape, pickWeighted, type EvaluationEnv } from '../../targeting/index.js';
 import type { AssignableExperiment } from '../experiments/read-model.js';
@@ -24,6 +25,10 @@ export const experimentNotAssignable = (key: string) => `No active experiment ha
 export const experimentKeyNotFound = (key: string) => `No experiment has the experiment_key '${key}'.`;
 const REFRESH_CHANNELS = [EXPERIMENTS_CHANGED, MUTUAL_EXCLUSION_CHANGED];
 const ASSIGNMENT_CACHE_LIMIT = 200_000;
+const ASSIGNMENT_CACHE_TTL_MS = 3_600_000;
+const EXPERIMENT_CACHE_LIMIT = 5_000;
+/** An experiment is re-read at least this often, even if a bus message announcing its change was lost. */
+const EXPERIMENT_CACHE_TTL_MS = 60_000;
 
 export interface TrackingDeps {
   db: Db;
@@ -63,34 +68,25 @@ function contextProblem(context: Record<string, unknown> | undefined, loc: (stri
  */
 export function createTrackingService(deps: TrackingDeps) {
   const { db, clock } = deps;
-  const byKey = new Map<string, AssignableExperiment>();
-  const byId = new Map<string, AssignableExperiment>();
-  const known = new Map<string, string>();
+  const byKey = localCache<string, AssignableExperiment>({ max: EXPERIMENT_CACHE_LIMIT, ttlMs: EXPERIMENT_CACHE_TTL_MS });
+  const byId = localCache<string, AssignableExperiment>({ max: EXPERIMENT_CACHE_LIMIT, ttlMs: EXPERIMENT_CACHE_TTL_MS });
+  const known = localCache<string, string>({ max: ASSIGNMENT_CACHE_LIMIT, ttlMs: ASSIGNMENT_CACHE_TTL_MS });
   const clearExperiments = () => {
     byKey.clear();
     byId.clear();
   };
   for (const channel of REFRESH_CHANNELS) deps.bus.subscribe(channel, clearExperiments);
 
+  // Both maps are cleared together, so one generation check covers both: a read that raced a change keeps nothing.
   async function experimentByKey(key: string): Promise<AssignableExperiment | undefined> {
-    const cached = byKey.get(key);
-    if (cached) return cached;
-    const found = await deps.experiments.findAssignable(key);
-    if (found) {
-      byKey.set(key, found);
-      byId.set(found.id, found);
-    }
+    const found = await byKey.fill(key, () => deps.experiments.findAssignable(key));
+    if (found && byKey.get(key) === found) byId.set(found.id, found);
     return found;
   }
 
   async function experimentById(id: string): Promise<AssignableExperiment | undefined> {
-    const cached = byId.get(id);
-    if (cached) return cached;
-    const found = await deps.experiments.findAssignableById(id);
-    if (found) {
-      byId.set(id, found);
-      byKey.set(found.key, found);
-    }
+    const found = await byId.fill(id, () => deps.experiments.findAssignableById(id));
+    if (found && byId.get(id) === found) byKey.set(found.key, found);
     return found;
   }
 
@@ -102,7 +98,6 @@ export function createTrackingService(deps: TrackingDeps) {
 
   /** Cached (experiment, user) → variant id; assignments never change once made. */
   function remember(experimentId: string, userId: string, variantId: string): void {
-    if (known.size >= ASSIGNMENT_CACHE_LIMIT) known.clear();
     known.set(store.assignmentKey(experimentId, userId), variantId);
   }
 

@@ -27,11 +27,23 @@ export function hashPassword(password: string, rounds: number): Promise<string> 
   return bcrypt.hash(password, rounds);
 }
 
-/** A real hash compared against when the account does not exist, so timing does not reveal which emails exist. */
-const DECOY_HASH = bcrypt.hashSync('decoy-password-Uplift-1', 10);
+const decoys = new Map<number, Promise<string>>();
 
-export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
+/**
+ * A real hash at the configured cost (BCRYPT_ROUNDS), compared against when the account does not exist, so an
+ * unknown email costs what a known one does and timing does not reveal which emails exist. Made once per cost.
+ */
+export function decoyHash(rounds: number): Promise<string> {
+  let decoy = decoys.get(rounds);
+  if (!decoy) {
+    decoy = bcrypt.hash('decoy-password-Uplift-1', rounds);
+    decoys.set(rounds, decoy);
+  }
+  return decoy;
+}
+
+export async function verifyPassword(password: string, hash: string | null | undefined, rounds: number): Promise<boolean> {
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) return false;
-  const ok = await bcrypt.compare(password, hash ?? DECOY_HASH);
+  const ok = await bcrypt.compare(password, hash ?? (await decoyHash(rounds)));
   return ok && Boolean(hash);
 }

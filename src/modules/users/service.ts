@@ -281,7 +281,7 @@ export function createUsersService(deps: UsersDeps) {
     async changeOwnPassword(actor: Actor, currentPassword: string | undefined, newPassword: string): Promise<void> {
       const row = await store.findUserById(db, actor.id);
       if (!row) throw new NotFound(USER_NOT_FOUND);
-      if (!currentPassword || !(await verifyPassword(currentPassword, row.hashedPassword))) {
+      if (!currentPassword || !(await verifyPassword(currentPassword, row.hashedPassword, deps.bcryptRounds))) {
         throw new Forbidden(CURRENT_PASSWORD_WRONG);
       }
       assertPasswordRule(newPassword, ['body', 'new_password']);
@@ -292,12 +292,16 @@ export function createUsersService(deps: UsersDeps) {
     /** The account whose email (any letter case) and password match, or undefined. */
     async verifyCredentials(email: string, password: string): Promise<UserRow | undefined> {
       const row = await store.findUserByEmail(db, email);
-      return (await verifyPassword(password, row?.hashedPassword)) ? row : undefined;
+      return (await verifyPassword(password, row?.hashedPassword, deps.bcryptRounds)) ? row : undefined;
     },
 
     recordLogin: (id: string) => store.setLastLogin(db, id, clock.now()),
 
-    /** FIRST_SUPERUSER_*: creates the first superuser at boot unless an account has that email (idempotent). */
+    /**
+     * FIRST_SUPERUSER_*: creates the first superuser at boot unless an account has that email (idempotent). When
+     * the username is taken (the bootstrap account's email was changed since), that account stands: 'exists', no
+     * second superuser and no failed boot.
+     */
     async ensureSuperuser(first: { email: string; password: string; username: string }): Promise<'created' | 'exists'> {
       if (await store.findUserByEmail(db, first.email)) return 'exists';
       const hashed = await hashPassword(first.password, deps.bcryptRounds);
@@ -315,8 +319,9 @@ export function createUsersService(deps: UsersDeps) {
           updatedAt: now,
         });
       } catch (error) {
-        // Another process booting at the same time created it first.
+        // Another process booting at the same time created it first, or the account was renamed since.
         if (isUniqueViolation(error) && (await store.findUserByEmail(db, first.email))) return 'exists';
+        if (isUniqueViolation(error) && (await store.findUserByUsername(db, first.username))) return 'exists';
         throw error;
       }
       return 'created';
