@@ -3,14 +3,18 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/
+COPY openfeature/package.json ./openfeature/
 COPY web/package.json ./web/
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY . .
-RUN npm run build && npm run build:web
+RUN npm run build && npm run build:sdk && npm run build:web
 
 FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/
+COPY openfeature/package.json ./openfeature/
 COPY web/package.json ./web/
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
