@@ -11,7 +11,7 @@
  */
 import { adjust, normalCdf } from '../../stats/index.js';
 import { alphaFor } from '../results/compare.js';
-import type { CellStats } from '../results/store.js';
+import type { CellStats } from '../results/service.js';
 import type { ExperimentView } from '../experiments/schemas.js';
 
 export interface InteractionCell {

@@ -85,6 +85,8 @@ export interface ResultsQuery {
 }
 
 export type ResultsService = ReturnType<typeof createResultsService>;
+/** Per-cell statistics of two experiments, as `interactionCells` answers them (read model for interactions). */
+export type { CellStats } from './store.js';
 
 const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.event_name))];
 
