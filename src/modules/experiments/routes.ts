@@ -22,7 +22,7 @@ export const experimentsRoutes: FastifyPluginAsyncTypebox<{ experiments: Experim
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'listExperiments', summary: 'List experiments (filter, search, sort, page)',
-      description: 'Every signed-in role. Filter by status_filter, search by name or key, sort by sort_by and sort_order, page with skip and limit (default 100, at most 500).',
+      description: 'Every signed-in role. Filter by status_filter, search in name, key or description (any case), sort by sort_by and sort_order, page with skip and limit (default 100, at most 500).',
       querystring: ExperimentListQuery,
       response: { 200: Type.Array(ExperimentView), ...errorResponses(401, 422) },
     },
