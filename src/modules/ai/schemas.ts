@@ -80,7 +80,17 @@ export const DesignRequest = Type.Object(
     n_variants: Type.Optional(Type.Integer({ minimum: 2, maximum: 10, description: "Default: the template's" })),
     daily_traffic: Type.Optional(PlanFields.daily_traffic),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      goal: 'Increase checkout conversion with a one-page checkout',
+      baseline_conversion_rate: 0.05,
+      mde: 0.1,
+      daily_traffic: 20000,
+      n_variants: 2,
+      confidence_level: 0.95,
+      power: 0.8,
+    },
+  ] },
 );
 export type DesignRequest = Static<typeof DesignRequest>;
 

@@ -7,7 +7,7 @@ export const ApiKeyCreate = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 255 }),
     scopes: Type.Optional(Type.Array(StringEnum(API_SCOPES), { maxItems: 10, uniqueItems: true, default: [] })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'web-shop backend', scopes: ['sdk:ruleset'] }] },
 );
 export type ApiKeyCreate = Static<typeof ApiKeyCreate>;
 

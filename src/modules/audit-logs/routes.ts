@@ -43,6 +43,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     schema: {
       tags, operationId: 'listAuditLogs',
       summary: 'Audit entries, newest first (ADMIN and ANALYST: all; DEVELOPER and VIEWER: their own)',
+      description: 'ADMIN and ANALYST read every entry; DEVELOPER and VIEWER see only entries they caused. Filters narrow by action, entity, actor and time, newest first, paged.',
       querystring: AuditLogListQuery,
       response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
     },
@@ -52,6 +53,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     config: { access: role('ADMIN', 'ANALYST') },
     schema: {
       tags, operationId: 'getEntityAuditHistory', summary: "An entity's change history, newest first",
+      description: 'ADMIN and ANALYST only (others 403). The change history of one entity (for example a feature flag or experiment), newest first.',
       params: EntityParams, querystring: PageQuery,
       response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
     },
@@ -62,6 +64,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     schema: {
       tags, operationId: 'getUserAuditActivity',
       summary: "An account's audit entries (ADMIN and ANALYST: anyone's; others: their own)",
+      description: "ADMIN and ANALYST may read any account's entries; DEVELOPER and VIEWER only their own (another account is 403). Newest first, paged.",
       params: UserParams, querystring: PageQuery,
       response: { 200: AuditLogPage, ...errorResponses(401, 403, 422) },
     },
@@ -71,6 +74,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     config: { access: role('ADMIN', 'ANALYST') },
     schema: {
       tags, operationId: 'getAuditLogStats', summary: 'Counts by action, entity type, actor and day over a period',
+      description: 'ADMIN and ANALYST only (others 403). Counts entries by action, entity type, actor and day over the requested period.',
       querystring: StatsQuery,
       response: { 200: AuditStats, ...errorResponses(401, 403, 422) },
     },

@@ -18,6 +18,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; users: U
     config: { access: open() },
     schema: {
       tags, operationId: 'issueTokenForm', summary: 'OAuth2 password form: username (the email) and password',
+      description: 'Open route, OAuth2 password flow: form fields username (the email under the local provider) and password give an access token. Same lockout (423 with Retry-After) and rate limit (10 a minute) as /auth/login; a temporary identity-provider password is 401 until a new one is set.',
       consumes: ['application/x-www-form-urlencoded'],
       body: TokenForm,
       response: { 200: TokenView, ...loginErrors },
@@ -28,6 +29,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; users: U
     config: { access: open() },
     schema: {
       tags, operationId: 'login', summary: 'Sign in with email and password',
+      description: 'Open route, for the local provider: JSON email (any letter case) and password give an access token to send as Authorization: Bearer. A wrong password is 401; after too many failed attempts (10 within 15 minutes by default) the account is locked with 423 and Retry-After. Limited to 10 calls a minute per client.',
       body: LoginBody,
       response: { 200: TokenView, ...loginErrors },
     },
@@ -35,6 +37,6 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; users: U
 
   app.get('/me', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readCurrentUser', summary: 'The signed-in account', response: { 200: UserView, ...errorResponses(401) } },
+    schema: { tags, operationId: 'readCurrentUser', summary: 'The signed-in account', description: "Any signed-in caller. Returns the account behind the bearer token; under the identity-provider mode, the provider's own record.", response: { 200: UserView, ...errorResponses(401) } },
   }, (req) => users.get(actorOf(req).id));
 };

@@ -9,7 +9,9 @@ export const TokenForm = Type.Object(
     client_id: Type.Optional(Type.String()),
     client_secret: Type.Optional(Type.String()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { grant_type: 'password', username: 'admin@example.com', password: 'Str0ngPassw0rd' },
+  ] },
 );
 
 export const LoginBody = Type.Object(
@@ -17,7 +19,7 @@ export const LoginBody = Type.Object(
     email: Type.String({ minLength: 1, maxLength: 255 }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ email: 'admin@example.com', password: 'Str0ngPassw0rd' }] },
 );
 
 export const TokenView = Type.Object({

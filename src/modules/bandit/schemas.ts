@@ -27,6 +27,8 @@ export type BanditView = Static<typeof BanditView>;
 
 export const WeightsBody = Type.Object(
   { weights: Type.Record(Type.String({ format: 'uuid' }), Type.Number({ minimum: 0, maximum: 1 }), { description: 'Variant id to weight; must cover every variant and sum to 1' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { weights: { '9b2c4d6e-8f0a-4b1c-9d3e-5f7a9b1c3d5e': 0.3, 'a1b3c5d7-e9f1-4a3b-8c5d-7e9f1a3b5c7d': 0.7 } },
+  ] },
 );
 export type WeightsBody = Static<typeof WeightsBody>;

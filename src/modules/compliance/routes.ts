@@ -13,6 +13,7 @@ export const complianceEventsRoutes: FastifyPluginAsyncTypebox<{ compliance: Com
     schema: {
       tags, operationId: 'listComplianceAuditEvents',
       summary: 'Signed audit events, newest first; each carries hmac_signature and its chain link',
+      description: 'ADMIN and ANALYST (others 403). Signed audit events, newest first, filtered by action, resource_type, actor_id and a time window and paged with page and limit; each event carries its HMAC-SHA256 signature and the link to the previous one, so the chain can be verified.',
       querystring: EventsQuery,
       response: { 200: EventsPage, ...errorResponses(401, 403, 422) },
     },
@@ -25,6 +26,7 @@ export const complianceModuleRoutes: FastifyPluginAsyncTypebox<{ compliance: Com
     config: { access: role('ADMIN', 'ANALYST') },
     schema: {
       tags, operationId: 'getSoc2Report', summary: 'SOC 2 evidence report over the audit trail (default 365 days)',
+      description: 'ADMIN and ANALYST. Evidence for a SOC 2 review computed from the signed audit trail over a period (default the last 365 days).',
       querystring: ReportQuery(365),
       response: { 200: ComplianceReport, ...errorResponses(401, 403, 422) },
     },
@@ -34,6 +36,7 @@ export const complianceModuleRoutes: FastifyPluginAsyncTypebox<{ compliance: Com
     config: { access: role('ADMIN', 'ANALYST') },
     schema: {
       tags, operationId: 'getIso27001Report', summary: 'ISO 27001 evidence report over the audit trail (default 730 days)',
+      description: 'ADMIN and ANALYST. Evidence for an ISO 27001 review computed from the signed audit trail over a period (default the last 730 days).',
       querystring: ReportQuery(730),
       response: { 200: ComplianceReport, ...errorResponses(401, 403, 422) },
     },
@@ -43,6 +46,7 @@ export const complianceModuleRoutes: FastifyPluginAsyncTypebox<{ compliance: Com
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'exportComplianceAuditEvents', summary: 'Every signed audit event in a period, as JSON or CSV',
+      description: 'ADMIN only. Every signed audit event between start_time and end_time, as a JSON array or CSV (format=json or csv), for handing to an auditor.',
       querystring: ExportQuery,
       response: {
         200: {

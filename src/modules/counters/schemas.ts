@@ -12,7 +12,7 @@ export const IncrementBody = Type.Object(
     counter: Type.Optional(CounterName),
     amount: Type.Optional(Amount),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ counter: 'clicks', amount: 1 }] },
 );
 export type IncrementBody = Static<typeof IncrementBody>;
 
@@ -23,7 +23,14 @@ export const BulkBody = Type.Object(
       { minItems: 1, maxItems: 100 },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      increments: [
+        { experiment_id: '3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71', counter: 'clicks', amount: 3 },
+        { experiment_id: '7a1e9c4b-2d3f-4e8a-b6c5-0f9d8e7a6b52' },
+      ],
+    },
+  ] },
 );
 export type BulkBody = Static<typeof BulkBody>;
 

@@ -12,7 +12,15 @@ export const ErrorReportBody = Type.Object(
     user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     request_data: Type.Optional(JsonObject({ description: 'Free-form context; `source` is set by the server' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      error_type: 'TypeError',
+      message: "Cannot read properties of undefined (reading 'price')",
+      feature_flag_key: 'new-checkout',
+      user_id: 'user-123',
+      request_data: { page: '/checkout', browser: 'Firefox 128' },
+    },
+  ] },
 );
 export type ErrorReportBody = Static<typeof ErrorReportBody>;
 
@@ -32,7 +40,24 @@ export type ErrorReportView = Static<typeof ErrorReportView>;
 
 export const ErrorReportBatchBody = Type.Object(
   { reports: Type.Array(ErrorReportBody, { minItems: 1, maxItems: MAX_BATCH_REPORTS }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      reports: [
+        {
+          error_type: 'TypeError',
+          message: "Cannot read properties of undefined (reading 'price')",
+          feature_flag_key: 'new-checkout',
+          user_id: 'user-123',
+        },
+        {
+          error_type: 'http_500',
+          feature_flag_key: 'new-checkout',
+          user_id: 'user-456',
+          request_data: { path: '/api/cart' },
+        },
+      ],
+    },
+  ] },
 );
 export type ErrorReportBatchBody = Static<typeof ErrorReportBatchBody>;
 

@@ -5,7 +5,7 @@ const Name = (description: string) => Type.String({ minLength: 1, maxLength: 255
 
 export const JobRunRequest = Type.Object(
   { job_type: Name('A job type named in ETL_GLUE_JOBS') },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ job_type: 'daily_aggregation' }] },
 );
 export const JobRunStarted = Type.Object({
   run_id: Type.String(),
@@ -29,7 +29,7 @@ export type JobRunStatus = Static<typeof JobRunStatus>;
 
 export const CrawlerRunRequest = Type.Object(
   { crawler_name: Name('A crawler named in ETL_GLUE_CRAWLERS') },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ crawler_name: 'uplift-events-crawler' }] },
 );
 export const CrawlerStarted = Type.Object({ crawler_name: Type.String(), status: Type.String() });
 export const CrawlerStatusQuery = Type.Object({ crawler_name: Name('A crawler named in ETL_GLUE_CRAWLERS') });

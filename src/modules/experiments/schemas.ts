@@ -93,7 +93,36 @@ export const ExperimentCreate = Type.Object(
     metrics: Metrics,
     ...settable,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'Checkout button colour',
+      key: 'checkout-button-colour',
+      description: 'Green instead of blue for the pay button',
+      hypothesis: 'A green pay button raises checkout conversion by 10%',
+      experiment_type: 'a_b',
+      variants: [
+        { name: 'control', is_control: true, traffic_allocation: 50, configuration: { button_colour: 'blue' } },
+        { name: 'green', is_control: false, traffic_allocation: 50, configuration: { button_colour: 'green' } },
+      ],
+      metrics: [
+        {
+          name: 'Checkout conversion',
+          event_name: 'purchase',
+          metric_type: 'conversion',
+          is_primary: true,
+          expected_effect: 0.1,
+        },
+      ],
+      targeting_rules: {
+        logical_operator: 'AND',
+        groups: [
+          { logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'in', value: ['US', 'CA'] }] },
+        ],
+      },
+      correction_method: 'benjamini_hochberg',
+      confidence_level: 0.95,
+    },
+  ] },
 );
 export type ExperimentCreate = Static<typeof ExperimentCreate>;
 
@@ -108,19 +137,34 @@ export const ExperimentUpdate = Type.Object(
     end_date: Type.Optional(Nullable(DateTime())),
     ...settable,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      description: 'Green pay button, also on mobile',
+      metrics: [
+        {
+          name: 'Checkout conversion',
+          event_name: 'purchase',
+          metric_type: 'conversion',
+          is_primary: true,
+          expected_effect: 0.08,
+        },
+        { name: 'Revenue', event_name: 'purchase', metric_type: 'revenue' },
+      ],
+    },
+  ] },
 );
 export type ExperimentUpdate = Static<typeof ExperimentUpdate>;
 
 export const ExperimentSchedule = Type.Object(
   { start_date: Type.Optional(Nullable(DateTime())), end_date: Type.Optional(Nullable(DateTime())) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ start_date: '2027-03-01T09:00:00Z', end_date: '2027-03-29T09:00:00Z' }] },
 );
 export type ExperimentSchedule = Static<typeof ExperimentSchedule>;
 
 export const ExperimentMetadata = JsonObject({
   maxProperties: 100,
   description: 'Free-form annotations; each key sent replaces the stored one, null removes it',
+  examples: [{ ticket: 'SHOP-123', team: 'checkout', launch_note: null }],
 });
 
 export const VariantView = Type.Object({

@@ -29,28 +29,29 @@ const sendFile = (reply: FastifyReply, file: ExportFile) => reply.headers(file.h
 export const exportRoutes: FastifyPluginAsyncTypebox<{ exporter: ExportService }> = async (app, { exporter }) => {
   app.get('/experiments', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportExperiments', summary: 'Download experiments (CSV or JSON)', querystring: FileQuery, response: { 200: fileResponse(ExperimentRow), ...errors } },
+    schema: { tags, operationId: 'exportExperiments', summary: 'Download experiments (CSV or JSON)', description: 'Every signed-in role. One row per experiment with status, dates, assignments, events, winner and recommendation, as CSV (default, with a header row) or JSON; start_date and end_date bound created_at inclusively. All export routes share a limit of 10 calls a minute per client (429 with Retry-After: 60).', querystring: FileQuery, response: { 200: fileResponse(ExperimentRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.experiments(req.query.format, req.query)));
 
   app.get('/variants', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportVariants', summary: 'Download variants with their results (CSV or JSON)', querystring: FileQuery, response: { 200: fileResponse(VariantRow), ...errors } },
+    schema: { tags, operationId: 'exportVariants', summary: 'Download variants with their results (CSV or JSON)', description: "Every signed-in role. One row per variant of each experiment with assignments, conversions, conversion rate, unadjusted p-value and significance after the experiment's correction, as CSV or JSON. Shares the export limit of 10 calls a minute.", querystring: FileQuery, response: { 200: fileResponse(VariantRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.variants(req.query.format, req.query)));
 
   app.get('/feature-flags', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportFeatureFlags', summary: 'Download feature flags (CSV or JSON)', querystring: FlagFileQuery, response: { 200: fileResponse(FlagRow), ...errors } },
+    schema: { tags, operationId: 'exportFeatureFlags', summary: 'Download feature flags (CSV or JSON)', description: 'Every signed-in role. One row per flag with status and rollout percentage, as CSV or JSON, optionally limited by created_at. Shares the export limit of 10 calls a minute.', querystring: FlagFileQuery, response: { 200: fileResponse(FlagRow), ...errors } },
   }, async (req, reply) => sendFile(reply, await exporter.featureFlags(req.query.format, req.query)));
 
   app.get('/reports/overview', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'exportOverviewReport', summary: 'Counts of experiments and flags over a period', querystring: PeriodQuery, response: { 200: Overview, ...errors } },
+    schema: { tags, operationId: 'exportOverviewReport', summary: 'Counts of experiments and flags over a period', description: 'Every signed-in role. Counts of experiments, flags, assignments and events created in the period (all time when no dates are given), with the average experiment duration.', querystring: PeriodQuery, response: { 200: Overview, ...errors } },
   }, (req) => exporter.overview(req.query));
 
   app.get('/reports/experiments/:experiment_id', {
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'exportExperimentReport', summary: "An experiment's report: its row and its variants' rows", params: ReportParams, querystring: ReportQuery,
+      description: "Every signed-in role. JSON (default) gives the experiment's row and its variant rows; format=csv gives the variant rows. Result columns match GET /results for the primary metric. Unknown experiment is 404.",
       response: {
         200: {
           description: "JSON: the experiment's row and its variant rows; format=csv: the variant rows",

@@ -51,12 +51,29 @@ export const FlagCreate = Type.Object(
     default_value: Type.Optional(Type.Literal(false, { description: 'Only false is accepted' })),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      key: 'new-checkout',
+      name: 'New checkout',
+      description: 'One-page checkout',
+      is_active: false,
+      rollout_percentage: 10,
+      tags: ['checkout'],
+      targeting_rules: {
+        logical_operator: 'AND',
+        groups: [
+          { logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'in', value: ['US', 'CA'] }] },
+        ],
+      },
+    },
+  ] },
 );
 export type FlagCreate = Static<typeof FlagCreate>;
 
 /** Every field optional; an omitted field (targeting_rules included) keeps its stored value. */
-export const FlagUpdate = Type.Partial(FlagCreate, { additionalProperties: false });
+export const FlagUpdate = Type.Partial(FlagCreate, { additionalProperties: false, examples: [
+  { rollout_percentage: 50, is_active: true },
+] });
 export type FlagUpdate = Static<typeof FlagUpdate>;
 
 export const FlagView = Type.Object({
@@ -98,7 +115,9 @@ export const BulkToggleBody = Type.Object(
     ids: Type.Array(Uuid(), { minItems: 1, maxItems: MAX_BULK_FLAGS, uniqueItems: true }),
     action: StringEnum(BULK_ACTIONS),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { ids: ['c2d4e6f8-1a3b-4c5d-8e7f-9a0b1c2d3e4f', '0e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b'], action: 'disable' },
+  ] },
 );
 
 export const BulkToggleResult = Type.Object({
@@ -134,7 +153,9 @@ export const EvaluateParams = Type.Object({ flag_key: Type.String({ minLength: 1
 export const EvaluateQuery = Type.Object({ user_id: UserId, context: Type.Optional(ContextParam) });
 export const EvaluateBody = Type.Object(
   { user_id: UserId, context: Type.Optional(Nullable(Context)) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { user_id: 'user-123', context: { country: 'US', plan: 'pro', app_version: '2.3.1' } },
+  ] },
 );
 export const Evaluation = Type.Object({
   flag_key: Type.String(),

@@ -10,7 +10,14 @@ export const HoldoutCreate = Type.Object(
     percentage: Percentage,
     is_active: Type.Optional(Type.Boolean({ default: true })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'Global holdout 2027',
+      description: 'Users kept out of every experiment to measure their combined effect',
+      percentage: 5,
+      is_active: true,
+    },
+  ] },
 );
 export type HoldoutCreate = Static<typeof HoldoutCreate>;
 
@@ -21,7 +28,7 @@ export const HoldoutUpdate = Type.Object(
     percentage: Type.Optional(Percentage),
     is_active: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ percentage: 2.5 }] },
 );
 export type HoldoutUpdate = Static<typeof HoldoutUpdate>;
 

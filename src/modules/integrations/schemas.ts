@@ -22,7 +22,13 @@ export const IntegrationCreate = Type.Object(
       Type.Record(ConfigKey, Value, { ...configOptions('Configuration keys; github needs repo_owner, repo_name and webhook_secret (token optional)'), default: {} }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      integration_type: 'github',
+      is_active: true,
+      encrypted_config: { repo_owner: 'acme', repo_name: 'shop', webhook_secret: 'whsec-4f9a2c7e1b' },
+    },
+  ] },
 );
 export type IntegrationCreate = Static<typeof IntegrationCreate>;
 
@@ -33,7 +39,9 @@ export const IntegrationUpdate = Type.Object(
       Type.Record(ConfigKey, Nullable(Value), configOptions('Merged key by key: a value replaces, null removes, a key not sent is kept')),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { is_active: true, encrypted_config: { webhook_secret: 'whsec-8d3b6e0a2f', token: null } },
+  ] },
 );
 export type IntegrationUpdate = Static<typeof IntegrationUpdate>;
 

@@ -14,6 +14,7 @@ export const interactionsRoutes: FastifyPluginAsyncTypebox<{ interactions: Inter
     config: { access: ANALYSTS },
     schema: {
       tags, operationId: 'scanInteractions', summary: 'Users shared by each pair of active experiments (overlap only)',
+      description: 'ANALYST, DEVELOPER and ADMIN (VIEWER 403). For each pair of active experiments, how many users both have assigned; it reports overlap only, no test.',
       response: { 200: InteractionScan, ...errorResponses(401, 403) },
     },
   }, () => interactions.scan());
@@ -23,6 +24,7 @@ export const interactionsRoutes: FastifyPluginAsyncTypebox<{ interactions: Inter
     schema: {
       ...beta, tags, operationId: 'testInteraction',
       summary: "Interaction test of two experiments on each one's primary metric among shared users",
+      description: "ANALYST, DEVELOPER and ADMIN. Beta: tests whether the two experiments interact on each one's primary metric among the users they share, using the stored correction method and confidence level. The same experiment twice is 400.",
       params: PairParams,
       response: { 200: InteractionPair, ...errorResponses(400, 401, 403, 404, 422) },
     },

@@ -17,7 +17,22 @@ export const OutputsCreate = Type.Object(
       { minItems: 1, maxItems: 1000 },
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      outputs: [
+        {
+          variant_name: 'control',
+          prompt: 'Summarise this order in one sentence.',
+          output: 'Two items, shipped tomorrow.',
+        },
+        {
+          variant_name: 'friendly',
+          prompt: 'Summarise this order in one sentence.',
+          output: 'Great news: your two items ship tomorrow!',
+        },
+      ],
+    },
+  ] },
 );
 export type OutputsCreate = Static<typeof OutputsCreate>;
 

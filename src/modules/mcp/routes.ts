@@ -32,6 +32,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { access: open() },
     schema: {
       tags: ['mcp'], operationId: OPERATION_ID, summary: "The API's operations described as tools (no sign-in)",
+      description: "Open route. Describes the API's operations as tools with their inputs, for assistants that call the HTTP API; no tool-protocol server runs behind it.",
       response: { 200: Manifest, ...errorResponses(429) },
     },
   }, () => {

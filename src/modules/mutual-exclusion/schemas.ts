@@ -20,7 +20,14 @@ export const GroupCreate = Type.Object(
     traffic_allocation: Type.Optional(Nullable(TrafficAllocation)),
     experiment_ids: Type.Optional(Type.Array(Uuid(), { maxItems: 100, uniqueItems: true })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'Checkout page tests',
+      description: 'Experiments that change the checkout page',
+      experiment_ids: ['3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71', '7a1e9c4b-2d3f-4e8a-b6c5-0f9d8e7a6b52'],
+      traffic_allocation: { '3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71': 50, '7a1e9c4b-2d3f-4e8a-b6c5-0f9d8e7a6b52': 50 },
+    },
+  ] },
 );
 export type GroupCreate = Static<typeof GroupCreate>;
 
@@ -31,11 +38,18 @@ export const GroupUpdate = Type.Object(
     traffic_allocation: Type.Optional(Nullable(TrafficAllocation)),
     status: Type.Optional(StringEnum(MUTEX_GROUP_STATUSES, { description: 'Changing it needs ADMIN' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'Checkout page tests',
+      traffic_allocation: { '3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71': 40, '7a1e9c4b-2d3f-4e8a-b6c5-0f9d8e7a6b52': 60 },
+    },
+  ] },
 );
 export type GroupUpdate = Static<typeof GroupUpdate>;
 
-export const GroupMemberAdd = Type.Object({ experiment_id: Uuid() }, { additionalProperties: false });
+export const GroupMemberAdd = Type.Object({ experiment_id: Uuid() }, { additionalProperties: false, examples: [
+  { experiment_id: '3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71' },
+] });
 
 export const GroupView = Type.Object({
   id: Uuid(),

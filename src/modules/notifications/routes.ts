@@ -20,6 +20,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'getNotificationPreferences', summary: "The caller's notification channels and event kinds",
+      description: "Any signed-in role. The caller's channels (email, chat webhook) and the event kinds they receive; defaults while nothing is saved.",
       response: { 200: PreferencesView, ...errorResponses(401) },
     },
   }, (req) => notifications.preferences(actorOf(req)));
@@ -28,6 +29,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'updateNotificationPreferences', summary: 'Change notification preferences; omitted fields keep their value',
+      description: 'Any signed-in role, for their own preferences; omitted fields keep their value. Enabling the chat webhook needs an https chat_webhook_url on an allowed chat host, and enabling email needs email_address when the account has none (422 otherwise).',
       body: PreferencesUpdate,
       response: { 200: PreferencesView, ...errorResponses(400, 401, 422) },
     },
@@ -37,6 +39,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'listAllNotificationPreferences', summary: "Every account's saved preferences (ADMIN)",
+      description: "ADMIN only. Every account's saved notification preferences, for checking who receives which alerts.",
       querystring: PageQuery,
       response: { 200: AdminPreferencesPage, ...errorResponses(401, 403, 422) },
     },
@@ -46,6 +49,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'getNotificationDeliveryLog', summary: 'Every delivery attempt with its outcome, newest first (ADMIN)',
+      description: 'ADMIN only. Each delivery attempt (email or chat webhook) with its outcome and error, newest first.',
       querystring: DeliveryLogQuery,
       response: { 200: DeliveryLogPage, ...errorResponses(401, 403, 422) },
     },
@@ -56,6 +60,7 @@ export const notificationsRoutes: FastifyPluginAsyncTypebox<{ notifications: Not
     schema: {
       tags, operationId: 'sendTestNotification',
       summary: "Send a test message to the caller's enabled channels and report each outcome (DEVELOPER and up)",
+      description: "DEVELOPER and ADMIN. Sends a test message to the caller's enabled channels and reports each outcome; with no channel enabled, or a channel that is not enabled, the answer is 400.",
       querystring: TestQuery,
       response: { 200: TestResult, ...errorResponses(400, 401, 403, 422, 429) },
     },

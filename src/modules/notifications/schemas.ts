@@ -30,7 +30,14 @@ export const PreferencesUpdate = Type.Object(
     ),
     events: Type.Optional(Events),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      email_enabled: true,
+      chat_webhook_enabled: true,
+      chat_webhook_url: 'https://hooks.slack.com/services/T0000/B0000/XXXXXXXX',
+      events: ['experiment_started', 'experiment_completed', 'srm_detected'],
+    },
+  ] },
 );
 export type PreferencesUpdate = Static<typeof PreferencesUpdate>;
 

@@ -25,7 +25,17 @@ export const SampleSizeBody = Type.Object(
     mde_type: StringEnum(['relative', 'absolute'], { default: 'relative' }),
     ...common,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      baseline_conversion_rate: 0.05,
+      mde: 0.1,
+      mde_type: 'relative',
+      confidence_level: 0.95,
+      power: 0.8,
+      n_variants: 2,
+      correction_method: 'none',
+    },
+  ] },
 );
 export type SampleSizeBody = Static<typeof SampleSizeBody>;
 
@@ -36,7 +46,17 @@ export const MdeBody = Type.Object(
     direction: StringEnum(['increase', 'decrease'], { default: 'increase' }),
     ...common,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      baseline_conversion_rate: 0.05,
+      sample_size_per_variant: 30000,
+      direction: 'increase',
+      confidence_level: 0.95,
+      power: 0.8,
+      n_variants: 2,
+      correction_method: 'none',
+    },
+  ] },
 );
 export type MdeBody = Static<typeof MdeBody>;
 
@@ -47,7 +67,9 @@ export const RuntimeBody = Type.Object(
     n_variants: common.n_variants,
     traffic_share: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1, description: 'Share of the daily traffic in the experiment' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { required_sample_size: 31234, daily_traffic: 5000, n_variants: 2, traffic_share: 0.5 },
+  ] },
 );
 export type RuntimeBody = Static<typeof RuntimeBody>;
 
@@ -59,7 +81,18 @@ export const PlanBody = Type.Object(
     ...common,
     daily_traffic: Type.Optional(DailyTraffic),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      baseline_conversion_rate: 0.05,
+      mde: 0.1,
+      mde_type: 'relative',
+      daily_traffic: 5000,
+      confidence_level: 0.95,
+      power: 0.8,
+      n_variants: 3,
+      correction_method: 'bonferroni',
+    },
+  ] },
 );
 export type PlanBody = Static<typeof PlanBody>;
 

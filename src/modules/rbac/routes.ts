@@ -31,6 +31,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'listCustomRoles', summary: 'Custom roles by name',
+      description: 'Any signed-in role. Custom roles with their permissions and user counts; include_system=false leaves out system roles. Custom roles are stored and shown but do not change what a user may do.',
       querystring: RoleListQuery,
       response: { 200: Type.Array(RoleView), ...errorResponses(401, 422) },
     },
@@ -40,6 +41,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'createCustomRole', summary: 'Create a custom role', body: RoleCreate,
+      description: 'ADMIN only. name: 2 to 64 characters, a lower-case letter first, then a-z, 0-9, - or _; each permission names a resource and at least one action. A duplicate name is 409.',
       response: { 201: RoleView, ...errorResponses(401, 403, 409, 422) },
     },
   }, async (req, reply) => reply.code(201).send(await rbac.create(actorOf(req), req.body)));
@@ -48,6 +50,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'assignCustomRole', summary: 'Assign a custom role to a user (idempotent)',
+      description: 'ADMIN only. Gives the role to the user; assigning it again changes nothing. Unknown user or role is 404.',
       body: RoleAssignment,
       response: { 200: AssignResult, ...errorResponses(401, 403, 404, 422) },
     },
@@ -57,6 +60,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'revokeCustomRole', summary: 'Take a custom role from a user (404 when not assigned)',
+      description: 'ADMIN only. Takes the role from the user; a role the user does not have is 404.',
       body: RoleAssignment,
       response: { 200: RevokeResult, ...errorResponses(401, 403, 404, 422) },
     },
@@ -64,13 +68,14 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
 
   app.get('/roles/:role_name', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readCustomRole', summary: 'A custom role and its permissions', params: RoleParams, response: { 200: RoleView, ...errorResponses(401, 404, 422) } },
+    schema: { tags, operationId: 'readCustomRole', summary: 'A custom role and its permissions', description: 'Any signed-in role. The role with its permissions; unknown name is 404.', params: RoleParams, response: { 200: RoleView, ...errorResponses(401, 404, 422) } },
   }, (req) => rbac.get(req.params.role_name));
 
   app.put('/roles/:role_name', {
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'updateCustomRole', summary: 'Change description and/or permissions (system roles: 400)',
+      description: 'ADMIN only. Changes description and/or permissions; system roles cannot be changed (400). Unknown name is 404.',
       params: RoleParams, body: RoleUpdate,
       response: { 200: RoleView, ...errorResponses(400, 401, 403, 404, 422) },
     },
@@ -80,6 +85,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'deleteCustomRole', summary: 'Delete a role and its assignments (system roles: 400)',
+      description: 'ADMIN only. Deletes the role and all its assignments; system roles cannot be deleted (400).',
       params: RoleParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(400, 401, 403, 404, 422) },
     },
@@ -92,6 +98,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'readEffectivePermissions', summary: 'Base role, custom roles and valid grants, united (self, or ADMIN)',
+      description: "Your own, or any user's with ADMIN (403 otherwise); unknown user 404. Base role permissions united with custom roles and valid direct grants; shown for information only, routes enforce the base role.",
       params: UserParams,
       response: { 200: EffectivePermissions, ...errorResponses(401, 403, 404, 422) },
     },
@@ -101,6 +108,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'grantPermission', summary: 'Grant actions on a resource directly, optionally until expires_at',
+      description: 'ADMIN only. Grants actions on a resource directly to the user, until expires_at or without end; a grant is shown in effective permissions while active and unexpired.',
       params: UserParams, body: GrantCreate,
       response: { 201: GrantResult, ...errorResponses(400, 401, 403, 404, 422) },
     },
@@ -110,6 +118,7 @@ export const rbacRoutes: FastifyPluginAsyncTypebox<{ rbac: RbacService }> = asyn
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'revokePermissionGrants', summary: "Delete all of the user's grants for the resource",
+      description: 'ADMIN only. Deletes every direct grant of the user for that resource and answers the number deleted.',
       params: GrantParams,
       response: { 200: GrantRevokeResult, ...errorResponses(401, 403, 404, 422) },
     },

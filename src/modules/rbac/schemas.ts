@@ -25,7 +25,16 @@ export const RoleCreate = Type.Object(
     description: Type.Optional(Nullable(Description)),
     permissions: Type.Array(PermissionInput, { maxItems: 50 }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'release-manager',
+      description: 'Turns flags on and off and reads reports',
+      permissions: [
+        { resource: 'feature_flag', actions: ['read', 'update'] },
+        { resource: 'report', actions: ['read'] },
+      ],
+    },
+  ] },
 );
 export type RoleCreate = Static<typeof RoleCreate>;
 
@@ -34,7 +43,15 @@ export const RoleUpdate = Type.Object(
     description: Type.Optional(Nullable(Description)),
     permissions: Type.Optional(Type.Array(PermissionInput, { maxItems: 50 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      description: 'Turns flags on and off, reads reports and exports',
+      permissions: [
+        { resource: 'feature_flag', actions: ['read', 'update'] },
+        { resource: 'export', actions: ['read'] },
+      ],
+    },
+  ] },
 );
 export type RoleUpdate = Static<typeof RoleUpdate>;
 
@@ -58,7 +75,13 @@ export const RoleParams = Type.Object({ role_name: Type.String({ maxLength: 255 
 
 export const RoleAssignment = Type.Object(
   { user_id: Uuid(), role_name: Type.String({ minLength: 1, maxLength: 255 }), reason: Type.Optional(Nullable(Reason)) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      user_id: '5e8a1c3d-7b9f-4a2e-8c6d-0b4f2e1a9c37',
+      role_name: 'release-manager',
+      reason: 'Owns the March release',
+    },
+  ] },
 );
 export type RoleAssignment = Static<typeof RoleAssignment>;
 
@@ -88,7 +111,15 @@ export const GrantCreate = Type.Object(
     reason: Type.Optional(Nullable(Reason)),
     expires_at: Type.Optional(Nullable(DateTime({ description: 'Omitted or null: never expires' }))),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      user_id: '5e8a1c3d-7b9f-4a2e-8c6d-0b4f2e1a9c37',
+      resource: 'export',
+      actions: ['read'],
+      reason: 'Quarterly audit',
+      expires_at: '2027-04-01T00:00:00Z',
+    },
+  ] },
 );
 export type GrantCreate = Static<typeof GrantCreate>;
 

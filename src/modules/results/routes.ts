@@ -35,6 +35,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       tags, operationId: 'readResults',
       summary: 'Results: per metric and variant, tests with the correction, SRM check, recommendation (cached)',
+      description: 'Any signed-in role. Per metric and variant: sample size, conversions, mean, p-value and adjusted p-value under the correction, plus the sample-ratio check and a recommendation (INCONCLUSIVE when the check fails). correction_method and confidence_level apply to this request only; results are cached 5 minutes while running, 24 hours otherwise.',
       params: ResultsParams, querystring: ResultsQuery,
       response: { ...COMPUTING, 200: ResultsPayload, ...errorResponses(401, 404, 422) },
     },
@@ -44,6 +45,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     config: { access: role('ADMIN', 'DEVELOPER', 'ANALYST') },
     schema: {
       tags, operationId: 'invalidateResultsCache', summary: "Clear the experiment's cached results",
+      description: 'ADMIN, DEVELOPER and ANALYST. Clears the cached results of the experiment so the next read recomputes them.',
       params: ResultsParams,
       response: { 200: MessageBody, ...errorResponses(401, 403, 404, 422) },
     },
@@ -55,6 +57,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     preValidation: async (req) => results.requireExperiment((req.params as { experiment_id: string }).experiment_id),
     schema: {
       tags, operationId: 'readSampleSize', summary: 'Sample size the primary metric needs, and whether it is reached',
+      description: 'Any signed-in role. Users per variant the primary metric needs at the stored or given baseline, mde, confidence level, power and correction, and whether it is reached. When nothing can be planned the answer is 200 with unavailable_reason; impossible inputs are 422.',
       params: ResultsParams, querystring: SampleSizeQuery,
       response: { ...COMPUTING, 200: SampleSizeResult, ...errorResponses(401, 404, 422) },
     },
@@ -65,6 +68,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       tags, operationId: 'readSequentialResults',
       summary: 'mSPRT always-valid p-values and intervals per treatment, early-stop recommendation, advisory at_risk',
+      description: 'Any signed-in role. mSPRT always-valid p-values and intervals per treatment at the stored alpha or the alpha given (above 0, at most 0.2), with an early-stop recommendation and an advisory at_risk flag.',
       params: ResultsParams, querystring: SequentialQuery,
       response: { ...COMPUTING, 200: SequentialResult, ...errorResponses(401, 404, 422) },
     },
@@ -74,6 +78,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     config: { access: READ },
     schema: {
       tags, operationId: 'readBayesianResults', summary: 'Beta-Binomial analysis (only when bayesian_enabled)',
+      description: 'Any signed-in role. The Beta-Binomial analysis of an experiment with bayesian_enabled: per treatment prob_beat_control, expected_loss and rope_probability, and the decision. Not enabled, or no metric and control to analyse, is 400.',
       params: ResultsParams,
       response: { ...COMPUTING, 200: BayesianResult, ...errorResponses(400, 401, 404, 422) },
     },
@@ -83,6 +88,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     config: { access: READ },
     schema: {
       ...beta, tags, operationId: 'postStratifyResults', summary: 'Post-stratification (not implemented: 501)',
+      description: 'Beta and not implemented: for a known experiment the answer is always 501; an unknown one is 404.',
       params: ResultsParams,
       response: errorResponses(401, 404, 422, 501),
     },
@@ -93,6 +99,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       ...beta, tags, operationId: 'readCupedResults',
       summary: 'CUPED-adjusted effect per conversion metric and treatment, from pre-exposure events of the covariate metric',
+      description: 'Any signed-in role. Beta: covariate-adjusted effect, variance reduction and share of users with history per conversion metric and treatment; unavailable_reason where it cannot be computed.',
       params: ResultsParams,
       response: { ...COMPUTING, 200: CupedResult, ...errorResponses(401, 404, 422) },
     },
@@ -103,6 +110,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       tags, operationId: 'readSegmentBreakdown',
       summary: 'Counts per value of an assignment-context attribute, variant and metric (no test; not for drafts)',
+      description: 'Any signed-in role. Counts per value of an assignment-context attribute, variant and metric, without a significance test; a draft experiment is 400.',
       params: SegmentParams, querystring: SegmentQuery,
       response: { ...COMPUTING, 200: SegmentCounts, ...errorResponses(400, 401, 404, 422) },
     },
@@ -135,6 +143,7 @@ export const experimentResultsRoutes: FastifyPluginAsyncTypebox<{ results: Resul
     config: { access: READ },
     schema: {
       tags: experimentTags, operationId: 'readExperimentResults', summary: 'Same as GET /results/{experiment_id} with no options',
+      description: 'Any signed-in role. The results payload of GET /api/v1/results/{experiment_id} with the stored settings.',
       params: ResultsParams,
       response: { ...COMPUTING, 200: ResultsPayload, ...errorResponses(401, 404, 422) },
     },
@@ -144,6 +153,7 @@ export const experimentResultsRoutes: FastifyPluginAsyncTypebox<{ results: Resul
     config: { access: READ },
     schema: {
       tags: experimentTags, operationId: 'readDailyResults', summary: 'Cumulative results at the end of each UTC day',
+      description: 'Any signed-in role. Cumulative results at the end of each UTC day since the start, for a trend chart.',
       params: ResultsParams,
       response: { ...COMPUTING, 200: DailyResults, ...errorResponses(401, 404, 422) },
     },
@@ -154,6 +164,7 @@ export const experimentResultsRoutes: FastifyPluginAsyncTypebox<{ results: Resul
     schema: {
       tags: experimentTags, operationId: 'readSegmentedResults',
       summary: 'Results per value of an assignment-context attribute, Bonferroni over the segments',
+      description: 'Any signed-in role. Results per value of the given assignment-context attribute, with a Bonferroni correction over the segments.',
       params: SegmentParams,
       response: { ...COMPUTING, 200: SegmentedResults, ...errorResponses(401, 404, 422) },
     },

@@ -40,13 +40,16 @@ export type Guardrails = Static<typeof Guardrails>;
 
 export const StageInput = Type.Object(
   { percentage: Percentage, scheduled_at: Type.Optional(ScheduledAt) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ percentage: 75, scheduled_at: '2027-02-12T09:00:00Z' }] },
 );
 export type StageInput = Static<typeof StageInput>;
 
 export const StageUpdate = Type.Object(
   { percentage: Type.Optional(Percentage), scheduled_at: Type.Optional(ScheduledAt) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { percentage: 30, scheduled_at: '2027-02-08T09:00:00Z' },
+    { scheduled_at: null },
+  ] },
 );
 export type StageUpdate = Static<typeof StageUpdate>;
 
@@ -58,13 +61,27 @@ export const ScheduleCreate = Type.Object(
     stages: Type.Optional(Type.Array(StageInput, { maxItems: MAX_STAGES, description: 'In the order they run' })),
     guardrails: Type.Optional(Nullable(Guardrails)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      flag_id: 'c2d4e6f8-1a3b-4c5d-8e7f-9a0b1c2d3e4f',
+      name: 'New checkout rollout',
+      description: 'Ramp up over two weeks',
+      stages: [
+        { percentage: 10, scheduled_at: '2027-02-01T09:00:00Z' },
+        { percentage: 25, scheduled_at: '2027-02-04T09:00:00Z' },
+        { percentage: 50, scheduled_at: '2027-02-08T09:00:00Z' },
+        { percentage: 100, scheduled_at: null },
+      ],
+    },
+  ] },
 );
 export type ScheduleCreate = Static<typeof ScheduleCreate>;
 
 export const ScheduleUpdate = Type.Object(
   { name: Type.Optional(Name), description: Type.Optional(Description), guardrails: Type.Optional(Nullable(Guardrails)) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { name: 'New checkout rollout (EU first)', description: 'Ramp up over three weeks' },
+  ] },
 );
 export type ScheduleUpdate = Static<typeof ScheduleUpdate>;
 

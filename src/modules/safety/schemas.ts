@@ -22,7 +22,9 @@ export const SettingsUpdate = Type.Object(
     error_rate_threshold: Type.Optional(Threshold),
     window_minutes: Type.Optional(WindowMinutes),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { auto_rollback_enabled: true, error_rate_threshold: 5, window_minutes: 15 },
+  ] },
 );
 export type SettingsUpdate = Static<typeof SettingsUpdate>;
 
@@ -40,7 +42,9 @@ export const ConfigUpdate = Type.Object(
       minimum: 0, maximum: 100, description: 'Rollout percentage a rollback sets; 0 (default) turns the flag off',
     })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { enabled: true, metrics: { error_rate_threshold: 2, window_minutes: 10 }, rollback_percentage: 0 },
+  ] },
 );
 export type ConfigUpdate = Static<typeof ConfigUpdate>;
 

@@ -15,6 +15,7 @@ export const schedulerRoutes: FastifyPluginAsyncTypebox<{ schedulerHealth: Sched
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'readSchedulerHealth', summary: "Each background job's last run, outcome and duration",
+      description: 'Any signed-in role. Each background job with its last run, outcome and duration.',
       response: { 200: SchedulerHealthView, ...errorResponses(401) },
     },
   }, () => schedulerHealth.health());
@@ -23,6 +24,7 @@ export const schedulerRoutes: FastifyPluginAsyncTypebox<{ schedulerHealth: Sched
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'readSchedulerJobHealth', summary: "One background job's last run",
+      description: 'Any signed-in role. The last run of one background job; an unknown job name is 404.',
       params: JobParams,
       response: { 200: JobHealthView, ...errorResponses(401, 404, 422) },
     },
@@ -32,6 +34,7 @@ export const schedulerRoutes: FastifyPluginAsyncTypebox<{ schedulerHealth: Sched
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'readSchedulerJobHistory', summary: "A background job's runs, newest first",
+      description: "Any signed-in role. A background job's recent runs with outcome and duration, newest first; unknown job is 404.",
       params: JobParams, querystring: HistoryQuery,
       response: { 200: Type.Array(SchedulerRunView), ...errorResponses(401, 404, 422) },
     },
@@ -41,6 +44,7 @@ export const schedulerRoutes: FastifyPluginAsyncTypebox<{ schedulerHealth: Sched
     config: { access: role('ADMIN') },
     schema: {
       tags, operationId: 'sendSchedulerTestAlert', summary: 'Send a test scheduler alert (ADMIN)',
+      description: 'ADMIN only. Sends a test alert down the channel that failed background runs use, so operators can check delivery end to end.',
       response: { 200: NotifyTestView, ...errorResponses(401, 403) },
     },
   }, (req) => schedulerHealth.notifyTest(actorOf(req)));

@@ -24,6 +24,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSe
     schema: {
       tags, operationId: 'downloadSdkRuleset',
       summary: 'Every flag with its targeting rules and rollout, the segments they name and the bucketing version; ETag and 304',
+      description: 'Needs an API key with scope sdk:ruleset (403 otherwise). Every flag with its targeting rules and rollout, the segments they name and the bucketing version, for local evaluation. Send If-None-Match with the last ETag to get 304 when nothing changed.',
       headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
       response: { 200: SdkRuleset, 304: Type.Null({ description: 'Not modified: the ETag sent is current' }), ...errorResponses(401, 403, 429) },
     },

@@ -33,6 +33,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: editors() },
     schema: {
       tags, operationId: 'createSegment', summary: 'Create a segment (rules, or an id list)',
+      description: 'ADMIN and DEVELOPER. kind rules (default) needs rules: 1 to 20 groups, at most 50 conditions, 10 regex conditions and 1,000 list values (422 otherwise); kind id_list takes no rules and its members are added through the members route.',
       body: SegmentCreate,
       response: { 201: SegmentView, ...errorResponses(401, 403, 422) },
     },
@@ -42,6 +43,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'listSegments', summary: 'List segments, newest first',
+      description: 'Any signed-in role. Segments newest first, optionally filtered by status (active, inactive, archived).',
       querystring: SegmentListQuery,
       response: { 200: Type.Array(SegmentView), ...errorResponses(401, 422) },
     },
@@ -51,6 +53,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'bulkEvaluateSegments', summary: 'Membership of one user context in up to 50 segments',
+      description: 'Any signed-in role. Whether one user context is a member of each of up to 50 segments; a segment that cannot be evaluated answers false. The context is limited to 10 levels and 8,192 bytes.',
       body: BulkEvaluateBody,
       response: { 200: BulkEvaluation, ...errorResponses(401, 422) },
     },
@@ -60,6 +63,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'readSegment', summary: 'A segment with member_count (null for rules segments)',
+      description: 'Any signed-in role. The segment with member_count for id lists (null for rules segments). A non-UUID id is 422.',
       params: SegmentParams,
       response: { 200: SegmentDetail, ...errorResponses(401, 404, 422) },
     },
@@ -69,6 +73,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: editors() },
     schema: {
       tags, operationId: 'updateSegment', summary: 'Change name, description, rules or status (kind never changes)',
+      description: 'ADMIN and DEVELOPER. Changes name, description, rules or status; kind never changes, and rules for an id list are 422. Setting inactive or archived while in use is 409.',
       params: SegmentParams, body: SegmentUpdate,
       response: { 200: SegmentView, ...errorResponses(401, 403, 404, 409, 422) },
     },
@@ -78,6 +83,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: editors() },
     schema: {
       tags, operationId: 'archiveSegment', summary: 'Archive a segment (refused while flags or experiments use it)',
+      description: 'ADMIN and DEVELOPER. Archives the segment. While a non-archived flag or a draft, active or paused experiment names it, the answer is 409 segment_in_use listing them, and nothing changes.',
       params: SegmentParams,
       response: { 204: Type.Null({ description: 'Archived' }), ...errorResponses(401, 403, 404, 409, 422) },
     },
@@ -90,6 +96,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'evaluateSegment', summary: 'Whether a user context is a member, with the conditions it satisfied',
+      description: 'Any signed-in role. Whether the user context is a member, with each satisfied condition in matched_rules. An id list checks user_context.user_id. Segments stored in an old rule format are 409.',
       params: SegmentParams, body: SegmentEvaluateBody,
       response: { 200: SegmentEvaluation, ...errorResponses(401, 404, 409, 422) },
     },
@@ -99,6 +106,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'listSegmentUsage', summary: 'Experiments and feature flags whose rules name the segment',
+      description: 'Any signed-in role. Experiments and feature flags whose targeting rules name the segment.',
       params: SegmentParams,
       response: { 200: SegmentUsage, ...errorResponses(401, 404, 422) },
     },
@@ -108,6 +116,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'previewSegment', summary: 'Estimated share of stored user contexts the rules match',
+      description: 'Any signed-in role. Share of stored user contexts (sample_size 10 to 10,000) that the rules in the body match. Assignments store no context today, so the usual answer is 0 of 0 (no data).',
       params: SegmentParams, querystring: PreviewQuery, body: PreviewBody,
       response: { 200: PreviewResult, ...errorResponses(401, 404, 409, 422) },
     },
@@ -117,6 +126,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: editors() },
     schema: {
       ...beta, tags, operationId: 'addSegmentMembers', summary: 'Add ids to an id_list segment (at most 1,000,000 per segment)',
+      description: 'ADMIN and DEVELOPER. Beta: adds 1 to 10,000 ids (each 1 to 255 characters, repeats counted once) to an id_list segment of at most 1,000,000 ids (422 beyond, nothing added). A rules or archived segment is 409.',
       params: SegmentParams, body: MembersAddBody,
       response: { 200: MembersAdded, ...errorResponses(401, 403, 404, 409, 422) },
     },
@@ -126,6 +136,7 @@ export const segmentsRoutes: FastifyPluginAsyncTypebox<{ segments: SegmentsServi
     config: { access: editors() },
     schema: {
       ...beta, tags, operationId: 'removeSegmentMembers', summary: 'Remove ids from an id_list segment',
+      description: 'ADMIN and DEVELOPER. Beta: removes 1 to 10,000 ids from an id_list segment and reports which were not members. A rules or archived segment is 409.',
       params: SegmentParams, body: MembersRemoveBody,
       response: { 200: MembersRemoved, ...errorResponses(401, 403, 404, 409, 422) },
     },

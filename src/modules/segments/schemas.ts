@@ -39,7 +39,20 @@ export const SegmentCreate = Type.Object(
     rules: Type.Optional(RulesInput),
     status: Type.Optional(StringEnum(SEGMENT_STATUSES, { default: 'active' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'North American users',
+      description: 'Users in the US or Canada',
+      kind: 'rules',
+      rules: {
+        logical_operator: 'AND',
+        groups: [
+          { logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'in', value: ['US', 'CA'] }] },
+        ],
+      },
+    },
+    { name: 'Beta testers', description: 'Hand-picked user ids', kind: 'id_list' },
+  ] },
 );
 export type SegmentCreate = Static<typeof SegmentCreate>;
 
@@ -51,7 +64,20 @@ export const SegmentUpdate = Type.Object(
     rules: Type.Optional(RulesInput),
     status: Type.Optional(StringEnum(SEGMENT_STATUSES)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      description: 'Users in the US, Canada or Mexico',
+      rules: {
+        logical_operator: 'AND',
+        groups: [
+          {
+            logical_operator: 'AND',
+            conditions: [{ attribute: 'country', operator: 'in', value: ['US', 'CA', 'MX'] }],
+          },
+        ],
+      },
+    },
+  ] },
 );
 export type SegmentUpdate = Static<typeof SegmentUpdate>;
 
@@ -80,7 +106,9 @@ export const SegmentListQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
 });
 
-export const SegmentEvaluateBody = Type.Object({ user_context: UserContext }, { additionalProperties: false });
+export const SegmentEvaluateBody = Type.Object({ user_context: UserContext }, { additionalProperties: false, examples: [
+  { user_context: { user_id: 'user-123', country: 'US', plan: 'pro' } },
+] });
 
 export const SegmentEvaluation = Type.Object({
   segment_id: Uuid(),
@@ -94,7 +122,12 @@ export const BulkEvaluateBody = Type.Object(
     user_context: UserContext,
     segment_ids: Type.Array(Uuid(), { minItems: 1, maxItems: MAX_BULK_EVALUATE_SEGMENTS, uniqueItems: true }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      user_context: { user_id: 'user-123', country: 'US', plan: 'pro' },
+      segment_ids: ['d4e5f6a7-b8c9-4d0e-9f1a-2b3c4d5e6f70', '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d'],
+    },
+  ] },
 );
 
 export const BulkEvaluation = Type.Object({
@@ -116,7 +149,16 @@ export const PreviewQuery = Type.Object({
 });
 export const PreviewBody = Type.Object(
   { rules: Type.Optional(RulesInput) },
-  { additionalProperties: false, description: 'Rules to preview; the stored rules when omitted' },
+  { additionalProperties: false, description: 'Rules to preview; the stored rules when omitted', examples: [
+    {
+      rules: {
+        logical_operator: 'AND',
+        groups: [
+          { logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'in', value: ['US', 'CA'] }] },
+        ],
+      },
+    },
+  ] },
 );
 export const PreviewResult = Type.Object({
   estimated_percentage: Type.Number({ description: 'Share of sampled contexts that match, 0 to 100; 0.0 with sample_size 0 means no data' }),
@@ -128,8 +170,12 @@ const MemberIds = Type.Array(Type.String({ minLength: 1, maxLength: MAX_MEMBER_I
   minItems: 1,
   maxItems: MAX_IDS_PER_MEMBER_REQUEST,
 });
-export const MembersAddBody = Type.Object({ add: MemberIds }, { additionalProperties: false });
-export const MembersRemoveBody = Type.Object({ remove: MemberIds }, { additionalProperties: false });
+export const MembersAddBody = Type.Object({ add: MemberIds }, { additionalProperties: false, examples: [
+  { add: ['user-1001', 'user-1002', 'user-1003'] },
+] });
+export const MembersRemoveBody = Type.Object({ remove: MemberIds }, { additionalProperties: false, examples: [
+  { remove: ['user-1002'] },
+] });
 export const MembersAdded = Type.Object({ added: Type.Integer(), already_members: Type.Integer(), member_count: Type.Integer() });
 export const MembersRemoved = Type.Object({ removed: Type.Integer(), not_members: Type.Integer(), member_count: Type.Integer() });
 

@@ -11,6 +11,7 @@ export const splitUrlRoutes: FastifyPluginAsyncTypebox<{ splitUrl: SplitUrlServi
     schema: {
       tags: ['split-url'], operationId: 'previewSplitUrlVariant',
       summary: 'The URL variant a user id hashes to ({user_id}:{experiment_id}); predicts no router',
+      description: "ADMIN and DEVELOPER. Which URL variant of the experiment's split_url_config the user id falls in, by hashing {user_id}:{experiment_id}; no router is predicted. An experiment of another type or without a configuration is 400, a stored configuration that is no longer valid 409, and a core deployment answers 501.",
       params: PreviewParams, querystring: PreviewQuery,
       response: { 200: SplitUrlPreview, ...errorResponses(400, 401, 403, 404, 409, 422, 501) },
     },

@@ -17,6 +17,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
     config: { access: apiKey() },
     schema: {
       tags, operationId: 'assign', summary: 'Assign a user to a variant of an active experiment (sticky)',
+      description: 'Needs an API key. Assigns the user to a variant of the active experiment with that key (404 otherwise) and records a view event. A new user is checked against the global holdout, mutual exclusion group and targeting rules; an ineligible user gets the control with assigned false and the reason. Assignments are sticky.',
       body: AssignBody, response: { 200: AssignmentView, ...writeErrors },
     },
   }, (req) => tracking.assign(req.body));
@@ -26,6 +27,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
     schema: {
       ...beta, tags, operationId: 'assignBatch',
       summary: 'Assign 1 to 1,000 users at once (key with sdk:ruleset scope, owner ADMIN or DEVELOPER)',
+      description: 'Beta. Needs an API key with scope sdk:ruleset whose owner is ADMIN, DEVELOPER or a superuser. Assigns 1 to 1,000 distinct users in order and records assignments only (no view events); any context over the limits refuses the whole request (422).',
       body: BatchAssignBody, response: { 200: BatchAssignView, ...errorResponses(401, 403, 404, 413, 422, 429) },
     },
   }, (req) => tracking.assignBatch(req.body));
@@ -41,13 +43,14 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
 
   app.post('/track', {
     config: { access: apiKey() },
-    schema: { tags, operationId: 'track', summary: 'Record one event', body: TrackBody, response: { 200: EventView, ...writeErrors } },
+    schema: { tags, operationId: 'track', summary: 'Record one event', description: 'Needs an API key. Records one event for the user. Without experiment_key and feature_flag_key the event is stored but counts in no results; a key that is not found is 404.', body: TrackBody, response: { 200: EventView, ...writeErrors } },
   }, (req) => tracking.track(req.body));
 
   app.post('/batch', {
     config: { access: apiKey() },
     schema: {
       tags, operationId: 'trackBatch', summary: 'Record up to 1,000 events; invalid ones are listed, valid ones stored',
+      description: 'Needs an API key. Records up to 1,000 events; events naming an unknown experiment or flag key are listed in errors and the others are stored.',
       body: BatchTrackBody, response: { 200: BatchTrackView, ...errorResponses(401, 413, 422, 429, 503) },
     },
   }, (req) => tracking.trackBatch(req.body));
@@ -56,6 +59,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
     config: { access: apiKey() },
     schema: {
       tags, operationId: 'trackByIds', summary: 'Record one event naming experiment, flag and variant by id',
+      description: 'Needs an API key. Records one event naming the experiment, flag and variant by UUID; an id that names nothing stored is 404 with one sentence per field, never the id.',
       body: TrackByIdsBody, response: { 200: EventByIdsView, ...errorResponses(400, 401, 404, 422, 429, 503) },
     },
   }, (req) => tracking.trackByIds(req.body));
@@ -64,6 +68,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
     config: { access: apiKey() },
     schema: {
       tags, operationId: 'userAssignments', summary: "A user's assignments",
+      description: 'Needs an API key. Every assignment of the user with experiment_name and variant_name.',
       params: UserIdParams, response: { 200: UserAssignmentsView, ...errorResponses(401, 422, 429) },
     },
   }, (req) => tracking.userAssignments(req.params.user_id));

@@ -11,7 +11,9 @@ const Metadata = JsonObject();
 
 export const AssignBody = Type.Object(
   { experiment_key: Key, user_id: UserId, context: Type.Optional(Context) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { experiment_key: 'checkout-button-colour', user_id: 'user-123', context: { country: 'US', plan: 'pro' } },
+  ] },
 );
 export type AssignBody = Static<typeof AssignBody>;
 
@@ -35,7 +37,12 @@ export const BatchAssignBody = Type.Object(
       maxItems: 1000,
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      experiment_key: 'checkout-button-colour',
+      users: [{ user_id: 'user-123', context: { country: 'US' } }, { user_id: 'user-456' }],
+    },
+  ] },
 );
 export type BatchAssignBody = Static<typeof BatchAssignBody>;
 
@@ -54,7 +61,15 @@ const EventFields = {
   value: Type.Optional(Nullable(Type.Number())),
   metadata: Type.Optional(Nullable(Metadata)),
 };
-export const TrackBody = Type.Object(EventFields, { additionalProperties: false });
+export const TrackBody = Type.Object(EventFields, { additionalProperties: false, examples: [
+  {
+    event_type: 'purchase',
+    user_id: 'user-123',
+    experiment_key: 'checkout-button-colour',
+    value: 49.9,
+    metadata: { currency: 'USD', items: 2 },
+  },
+] });
 export type TrackBody = Static<typeof TrackBody>;
 
 export const EventView = Type.Object({
@@ -72,7 +87,20 @@ export type EventView = Static<typeof EventView>;
 
 export const BatchTrackBody = Type.Object(
   { events: Type.Array(TrackBody, { minItems: 1, maxItems: 1000 }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      events: [
+        { event_type: 'add_to_cart', user_id: 'user-123', experiment_key: 'checkout-button-colour' },
+        {
+          event_type: 'purchase',
+          user_id: 'user-123',
+          experiment_key: 'checkout-button-colour',
+          value: 49.9,
+          metadata: { currency: 'USD' },
+        },
+      ],
+    },
+  ] },
 );
 export type BatchTrackBody = Static<typeof BatchTrackBody>;
 
@@ -94,7 +122,15 @@ export const TrackByIdsBody = Type.Object(
     value: EventFields.value,
     metadata: EventFields.metadata,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      event_type: 'purchase',
+      user_id: 'user-123',
+      experiment_id: '3f6c2a8e-5b1d-4c7e-9a2f-1d8b6e4c0a71',
+      variant_id: 'a1b3c5d7-e9f1-4a3b-8c5d-7e9f1a3b5c7d',
+      value: 49.9,
+    },
+  ] },
 );
 export type TrackByIdsBody = Static<typeof TrackByIdsBody>;
 

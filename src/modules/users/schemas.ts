@@ -34,7 +34,16 @@ export const UserCreate = Type.Object(
     is_active: Type.Optional(Type.Boolean({ default: true })),
     is_superuser: Type.Optional(Type.Boolean({ default: false })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      username: 'jane.doe',
+      email: 'jane.doe@example.com',
+      password: 'Str0ngPassw0rd',
+      full_name: 'Jane Doe',
+      is_active: true,
+      is_superuser: false,
+    },
+  ] },
 );
 export type UserCreate = Static<typeof UserCreate>;
 
@@ -48,7 +57,9 @@ export const UserReplace = Type.Object(
     is_superuser: Type.Optional(Type.Boolean()),
     password: Type.Optional(Nullable(Password)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { username: 'jane.doe', email: 'jane.doe@example.com', full_name: 'Jane Doe', is_active: true },
+  ] },
 );
 export type UserReplace = Static<typeof UserReplace>;
 
@@ -63,7 +74,7 @@ export const UserPatch = Type.Object(
     is_superuser: Type.Optional(Type.Boolean()),
     password: Type.Optional(Nullable(Password)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ role: 'DEVELOPER', is_active: true }] },
 );
 export type UserPatch = Static<typeof UserPatch>;
 
@@ -72,7 +83,7 @@ export const PasswordChange = Type.Object(
     current_password: Type.Optional(Type.String({ maxLength: 1024 })),
     new_password: Password,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ current_password: 'Str0ngPassw0rd', new_password: 'An0therStr0ngOne' }] },
 );
 export type PasswordChange = Static<typeof PasswordChange>;
 

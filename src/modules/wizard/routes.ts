@@ -17,6 +17,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: WRITE },
     schema: {
       tags, deprecated, operationId: 'createWizardDraft', summary: 'Start an experiment draft (deprecated)',
+      description: 'Deprecated. ADMIN and DEVELOPER. Starts a draft owned by the caller that collects the experiment fields step by step.',
       body: DraftCreate,
       response: { 201: DraftView, ...errorResponses(401, 403, 422) },
     },
@@ -26,6 +27,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: signedIn() },
     schema: {
       tags, deprecated, operationId: 'listWizardDrafts', summary: "The caller's drafts, latest first (deprecated)",
+      description: "Deprecated with the whole wizard: create experiments with POST /api/v1/experiments/. Any signed-in role; the caller's own drafts, most recently changed first.",
       response: { 200: Type.Array(DraftView), ...errorResponses(401) },
     },
   }, (req) => wizard.list(actorOf(req)));
@@ -34,6 +36,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: signedIn() },
     schema: {
       tags, deprecated, operationId: 'readWizardDraft', summary: 'One of the caller\'s drafts (deprecated)',
+      description: "Deprecated. One of the caller's own drafts; another account's draft or an unknown id is 404.",
       params: DraftParams,
       response: { 200: DraftView, ...errorResponses(401, 404, 422) },
     },
@@ -43,6 +46,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: WRITE },
     schema: {
       tags, deprecated, operationId: 'updateWizardDraftStep', summary: 'Record a wizard step (deprecated)',
+      description: "Deprecated. ADMIN and DEVELOPER. Stores the data of one step in the caller's draft; a submitted draft is 409.",
       params: DraftParams, body: DraftStep,
       response: { 200: DraftView, ...errorResponses(401, 403, 404, 409, 422) },
     },
@@ -52,6 +56,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: signedIn() },
     schema: {
       tags, deprecated, operationId: 'validateWizardData', summary: 'Check draft data against the experiment rules (deprecated)',
+      description: 'Deprecated. Any signed-in role. Checks draft data against the experiment create rules and answers valid with the list of problems; nothing is stored.',
       body: WizardData,
       response: { 200: ValidationReport, ...errorResponses(401, 422) },
     },
@@ -61,6 +66,7 @@ export const wizardRoutes: FastifyPluginAsyncTypebox<{ wizard: WizardService }> 
     config: { access: WRITE },
     schema: {
       tags, deprecated, operationId: 'submitWizardDraft', summary: 'Create the experiment from a draft (deprecated)',
+      description: 'Deprecated. ADMIN and DEVELOPER. Creates the experiment from the draft (its mde becomes the primary metric expected_effect); invalid data is 422 and a draft submitted before is 409.',
       params: DraftParams,
       response: { 201: ExperimentView, ...errorResponses(401, 403, 404, 409, 422, 501) },
     },

@@ -14,16 +14,36 @@ export const WizardData = Type.Object(
       Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: "Becomes the primary metric's expected_effect on submit" }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { name: 'Checkout button colour', key: 'checkout-button-colour', experiment_type: 'a_b', mde: 0.1 },
+  ] },
 );
 export type WizardData = Static<typeof WizardData>;
 
-export const DraftCreate = Type.Object({ data: Type.Optional(WizardData) }, { additionalProperties: false });
+export const DraftCreate = Type.Object({ data: Type.Optional(WizardData) }, { additionalProperties: false, examples: [
+  {
+    data: {
+      name: 'Checkout button colour',
+      key: 'checkout-button-colour',
+      hypothesis: 'A green pay button raises checkout conversion',
+    },
+  },
+] });
 export type DraftCreate = Static<typeof DraftCreate>;
 
 export const DraftStep = Type.Object(
   { step: Type.Integer({ minimum: 1, maximum: WIZARD_STEPS }), data: WizardData },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      step: 2,
+      data: {
+        variants: [
+          { name: 'control', is_control: true, traffic_allocation: 50, configuration: { button_colour: 'blue' } },
+          { name: 'green', is_control: false, traffic_allocation: 50, configuration: { button_colour: 'green' } },
+        ],
+      },
+    },
+  ] },
 );
 export type DraftStep = Static<typeof DraftStep>;
 

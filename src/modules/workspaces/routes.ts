@@ -10,6 +10,7 @@ export const workspacesRoutes: FastifyPluginAsyncTypebox<{ workspaces: Workspace
     config: { access: signedIn() },
     schema: {
       tags: ['workspaces'], operationId: 'listWorkspaces', summary: 'Workspaces with their member counts',
+      description: 'Any signed-in role. Workspaces with the number of their members.',
       response: { 200: Type.Array(WorkspaceView), ...errorResponses(401) },
     },
   }, () => workspaces.list());
