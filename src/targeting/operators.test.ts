@@ -152,6 +152,9 @@ describe('regex / not_regex', () => {
   it('the cache is bounded', () => {
     for (let i = 0; i < REGEX_CACHE_SIZE + 50; i++) regexTest(`^p${i}$`, 'p1');
     expect(regexCacheSize()).toBeLessThanOrEqual(REGEX_CACHE_SIZE);
+    // Long patterns: bounded by their total text too (512 Ki characters), not only by count.
+    for (let i = 0; i < 1_200; i++) regexTest(`^${String(i).padStart(6, '0')}${'x'.repeat(MAX_REGEX_PATTERN_LENGTH - 8)}$`, 'p1');
+    expect(regexCacheSize()).toBeLessThanOrEqual(Math.floor((512 * 1024) / (MAX_REGEX_PATTERN_LENGTH + 1)));
     expect(regexTest('^p1$', 'p1')).toBe(true);
   });
   it('non-text context values fail regex and pass not_regex', () => {

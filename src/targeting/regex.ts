@@ -7,7 +7,6 @@
  * - Matching is a search ("find anywhere"); anchor with `^...$` for a full match.
  *   Flags are written inline, e.g. `(?i)` for case-insensitive.
  */
-import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 
 export const MAX_REGEX_PATTERN_LENGTH = 500;
@@ -18,25 +17,40 @@ export const MAX_REGEX_PATTERN_LENGTH = 500;
 export const REGEX_CACHE_SIZE = 4_096;
 const REGEX_CACHE_MAX_PATTERN_CHARS = 512 * 1024;
 
-/** `false` caches "invalid pattern" (the LRU cannot hold null). */
-const cache = new LRUCache<string, RE2JS | false>({
-  max: REGEX_CACHE_SIZE,
-  maxSize: REGEX_CACHE_MAX_PATTERN_CHARS,
-  sizeCalculation: (_value, pattern) => pattern.length + 1,
-});
+/**
+ * A least-recently-used cache on a Map (insertion order is recency: a hit moves its entry to the end, eviction
+ * takes from the front). Written here rather than taken from a package: this module is bundled into the SDK, which
+ * has no runtime dependencies and runs in browsers. `null` caches "invalid pattern".
+ */
+const cache = new Map<string, RE2JS | null>();
+let cachedChars = 0;
+
+function remember(pattern: string, compiled: RE2JS | null): void {
+  cache.set(pattern, compiled);
+  cachedChars += pattern.length + 1;
+  while (cache.size > REGEX_CACHE_SIZE || cachedChars > REGEX_CACHE_MAX_PATTERN_CHARS) {
+    const oldest = cache.keys().next().value as string;
+    cache.delete(oldest);
+    cachedChars -= oldest.length + 1;
+  }
+}
 
 export function compileRegex(pattern: unknown): RE2JS | null {
   if (typeof pattern !== 'string' || pattern.length > MAX_REGEX_PATTERN_LENGTH) return null;
   const hit = cache.get(pattern);
-  if (hit !== undefined) return hit || null;
-  let compiled: RE2JS | false;
+  if (hit !== undefined) {
+    cache.delete(pattern);
+    cache.set(pattern, hit);
+    return hit;
+  }
+  let compiled: RE2JS | null;
   try {
     compiled = RE2JS.compile(pattern);
   } catch {
-    compiled = false;
+    compiled = null;
   }
-  cache.set(pattern, compiled);
-  return compiled || null;
+  remember(pattern, compiled);
+  return compiled;
 }
 
 export function isValidRegex(pattern: unknown): boolean {

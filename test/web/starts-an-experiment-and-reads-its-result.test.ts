@@ -70,7 +70,8 @@ it('signs in, creates and starts an experiment, and reads a significant result w
   // At a phone's width the page reflows instead of scrolling sideways (wide tables scroll inside their own box).
   await page.setViewportSize({ width: 390, height: 844 });
   // Charts resize on their ResizeObserver callback, so wait for the reflow rather than reading the width at once.
-  await page.waitForFunction('document.documentElement.scrollWidth <= 390');
+  // A function, not a string: the dashboard's content security policy forbids evaluating strings.
+  await page.waitForFunction(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth <= 390);
   await page.getByRole('figure', { name: /lift against control/ }).locator('.interval').first().waitFor();
   await screenshot(page, 'experiment-result-phone');
   await page.close();
