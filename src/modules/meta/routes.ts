@@ -49,7 +49,7 @@ async function probe(check: ReadinessProbe): Promise<'ok' | 'error'> {
 export const readyRoutes: FastifyPluginAsyncTypebox<{ probes: Record<string, ReadinessProbe> }> = async (app, { probes }) => {
   app.get('/ready', {
     config: { access: open() },
-    schema: { tags: ['meta'], operationId: 'ready', response: { 200: ReadyView, 503: ReadyView } },
+    schema: { tags: ['meta'], operationId: 'ready', summary: 'Readiness: 200 only when the database (and Redis when configured) answers', description: 'Open readiness probe for orchestrators, no sign-in needed. Checks every dependency (the database, and Redis when configured), each within 2 seconds, and answers 200 with status ready when all answer, else 503 with status unavailable and each check marked ok or error, so traffic moves away from a process that cannot serve. Rate limited like every route (429); /health stays the liveness check.', response: { 200: ReadyView, 503: ReadyView, ...errorResponses(429) } },
   }, async (_req, reply) => {
     const names = Object.keys(probes);
     const results = await Promise.all(names.map((name) => probe(probes[name])));

@@ -120,6 +120,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     config: { access: READ },
     schema: {
       tags, operationId: 'readSrmSettings', summary: 'SRM auto-pause opt-in, and when the last SRM alert and auto-pause happened',
+      description: 'Any signed-in role. Returns whether the experiment is paused automatically when the sequential sample-ratio-mismatch test fails, when that setting last changed, when the results-rollup job last alerted an SRM and when it last paused the experiment. An unknown experiment is 404.',
       params: ResultsParams,
       response: { 200: SrmSettings, ...errorResponses(401, 404, 422) },
     },
@@ -130,6 +131,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       tags, operationId: 'updateSrmSettings',
       summary: 'Opt in or out of pausing the experiment automatically when the sequential SRM test fails (audited)',
+      description: 'ADMIN or DEVELOPER (any other role is 403). Sets auto_pause: when on, the results-rollup job pauses the running experiment once when its sequential SRM test fails. The change is recorded in the audit trail and the cached results show it at once. An unknown experiment is 404; a body other than {auto_pause: boolean} is 422.',
       params: ResultsParams, body: SrmSettingsBody,
       response: { 200: SrmSettings, ...errorResponses(401, 403, 404, 422) },
     },

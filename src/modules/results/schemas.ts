@@ -203,7 +203,7 @@ export type ResultsPayload = Static<typeof ResultsPayload>;
 
 export const SrmSettingsBody = Type.Object({
   auto_pause: Type.Boolean({ description: 'Pause the experiment automatically when the sequential SRM test fails' }),
-}, { additionalProperties: false });
+}, { additionalProperties: false, examples: [{ auto_pause: true }, { auto_pause: false }] });
 export type SrmSettingsBody = Static<typeof SrmSettingsBody>;
 
 export const SrmSettings = Type.Object({

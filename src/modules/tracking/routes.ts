@@ -37,6 +37,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingServi
     schema: {
       ...beta, tags, operationId: 'peekAssignment',
       summary: "Read a user's assignment to an experiment without enrolling the user or recording a view",
+      description: 'Beta. Needs an API key (any scope). Returns the assignment stored for the user in the experiment named by experiment_key, in any experiment status, read from the database; nothing is enrolled, evaluated or recorded, and a user with no assignment answers assigned false with null variant fields. An unknown experiment key is 404.',
       querystring: PeekQuery, response: { 200: PeekView, ...errorResponses(401, 404, 422, 429) },
     },
   }, (req) => tracking.peek(req.query));

@@ -57,20 +57,20 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.get('/connectors', {
     config: access(ANY),
     schema: {
-      tags, ...beta, operationId: 'listWarehouseConnectors', summary: 'Warehouse types, and whether their driver loads here',
+      tags, ...beta, operationId: 'listWarehouseConnectors', description: 'Beta; any signed-in role (ADMIN, DEVELOPER, ANALYST, VIEWER). Lists every warehouse type with whether its driver loads in this deployment, whether it bills by bytes and whether the platform can generate its key pair. Creating or testing a connection of a type whose driver is not available is 422 connector_disabled.', summary: 'Warehouse types, and whether their driver loads here',
       response: { 200: Type.Array(ConnectorView), ...errorResponses(401, 403) },
     },
   }, () => warehouse.connectors());
 
   app.get('/connections', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'listWarehouseConnections', response: { 200: Type.Array(ConnectionView), ...errorResponses(401, 403, 503) } },
+    schema: { tags, ...beta, operationId: 'listWarehouseConnections', summary: 'List warehouse connections (never their credentials)', description: 'Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Lists the connections with their settings, per-connection limits and status; credentials are never returned, and status is needs_new_credentials when the configured keys cannot open them. 503 credentials_unavailable when no credential key is configured (WAREHOUSE_CREDENTIALS_KEYS).', response: { 200: Type.Array(ConnectionView), ...errorResponses(401, 403, 503) } },
   }, () => warehouse.listConnections());
 
   app.post('/connections', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'createWarehouseConnection', body: ConnectionCreate,
+      tags, ...beta, operationId: 'createWarehouseConnection', summary: 'Create a warehouse connection; credentials are stored encrypted', description: "Beta; ADMIN only. Creates a connection after checking its settings and credentials against the warehouse type's fields; credentials are stored encrypted and never returned, and the creation is audited without them. query_timeout_seconds defaults to 300 and max_runs_per_day to 20, each capped by the deployment settings, and an optional daily worst-case budget is refused (422) when max_runs_per_day x 11 x the per-query limit is above it. 422 connector_disabled for a type whose driver is not installed, 422 for a built-in administrative warehouse role; 503 credentials_unavailable without a credential key.", body: ConnectionCreate,
       response: { 201: ConnectionView, ...errorResponses(401, 403, 422, 503) },
     },
   }, async (req, reply) => reply.code(201).send(await warehouse.createConnection(actorOf(req), req.body)));
@@ -78,20 +78,20 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/connections/test', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'testUnsavedWarehouseConnection', summary: 'Sign in with unsaved settings and run a statement that reads no table; nothing is stored',
+      tags, ...beta, operationId: 'testUnsavedWarehouseConnection', description: 'Beta; ADMIN only. Signs in with the settings and credentials sent and runs a statement that reads no table, within 30 seconds; nothing is stored and no daily run is counted. A failure to connect is a 200 with ok false, an error_code and a message. 422 for invalid settings or connector_disabled, 429 warehouse_busy when this process has no warehouse job free (Retry-After: 30), 503 credentials_unavailable without a credential key.', summary: 'Sign in with unsaved settings and run a statement that reads no table; nothing is stored',
       body: ConnectionTestBody, response: { 200: ConnectionTestResult, ...errorResponses(401, 403, 422, 429, 503) },
     },
   }, (req) => warehouse.testUnsaved(req.body));
 
   app.get('/connections/:connection_id', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'readWarehouseConnection', params: ConnectionParams, response: { 200: ConnectionView, ...errorResponses(401, 403, 404, 422, 503) } },
+    schema: { tags, ...beta, operationId: 'readWarehouseConnection', summary: 'Read one warehouse connection (never its credentials)', description: "Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Returns the connection's settings, limits, daily worst case and status; credentials are never returned. 404 for an unknown connection; 503 credentials_unavailable when no credential key is configured.", params: ConnectionParams, response: { 200: ConnectionView, ...errorResponses(401, 403, 404, 422, 503) } },
   }, (req) => warehouse.getConnection(req.params.connection_id));
 
   app.put('/connections/:connection_id', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'updateWarehouseConnection', params: ConnectionParams, body: ConnectionUpdate,
+      tags, ...beta, operationId: 'updateWarehouseConnection', summary: "Change a warehouse connection's name, settings, credentials or limits", description: 'Beta; ADMIN only. Changes the fields sent: new credentials replace the stored ones, otherwise the stored ones are re-sealed with the newest key; the change is audited without credentials. Limits stay within the deployment settings and the stored or sent daily worst-case budgets (else 422). 404 for an unknown connection; 503 credentials_unavailable without a credential key.', params: ConnectionParams, body: ConnectionUpdate,
       response: { 200: ConnectionView, ...errorResponses(401, 403, 404, 422, 503) },
     },
   }, (req) => warehouse.updateConnection(actorOf(req), req.params.connection_id, req.body));
@@ -99,7 +99,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.delete('/connections/:connection_id', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'deleteWarehouseConnection', params: ConnectionParams,
+      tags, ...beta, operationId: 'deleteWarehouseConnection', summary: 'Delete a warehouse connection and its credentials', description: "Beta; ADMIN only. Deletes the connection with its stored credentials; the deletion is audited, and past analyses keep their results and the connection's name. A connection that still has sources is 409 connection_in_use (delete its sources first); 404 for an unknown connection.", params: ConnectionParams,
       response: { 204: Type.Null({ description: 'Deleted with its credentials' }), ...errorResponses(401, 403, 404, 409, 422) },
     },
   }, async (req, reply) => {
@@ -110,7 +110,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/connections/:connection_id/test', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'testWarehouseConnection', params: ConnectionParams,
+      tags, ...beta, operationId: 'testWarehouseConnection', summary: 'Test a saved warehouse connection', description: 'Beta; ADMIN only. Signs in with the stored settings and credentials and runs a statement that reads no table, within 30 seconds; it does not count against max_runs_per_day. A failure to connect is a 200 with ok false, an error_code and a message. 404 for an unknown connection, 409 credentials_undecryptable when the configured keys cannot open its credentials, 429 warehouse_busy (Retry-After: 30), 503 credentials_unavailable.', params: ConnectionParams,
       response: { 200: ConnectionTestResult, ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
     },
   }, (req) => warehouse.testSaved(req.params.connection_id));
@@ -118,30 +118,30 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/connections/:connection_id/regenerate-key', {
     config: access(ADMIN),
     schema: {
-      tags, ...beta, operationId: 'regenerateWarehouseConnectionKey', summary: 'A new RSA key pair; the public key is returned once',
+      tags, ...beta, operationId: 'regenerateWarehouseConnectionKey', description: "Beta; ADMIN only, for warehouse types that sign in with a key pair the platform generates (else 422 key_pair_not_supported). Generates a new 2048-bit RSA key pair, stores the private key encrypted with the connection's credentials and returns the public key and its fingerprint once; audited. 404 for an unknown connection, 409 credentials_undecryptable, 503 credentials_unavailable.", summary: 'A new RSA key pair; the public key is returned once',
       params: ConnectionParams, response: { 200: GeneratedKey, ...errorResponses(401, 403, 404, 409, 422, 503) },
     },
   }, (req) => warehouse.regenerateKey(actorOf(req), req.params.connection_id));
 
   app.get('/sources', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'listWarehouseSources', response: { 200: Type.Array(SourceView), ...errorResponses(401, 403) } },
+    schema: { tags, ...beta, operationId: 'listWarehouseSources', summary: 'List warehouse sources', description: 'Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Lists assignment and metric sources with their table, column mapping, filters and validation state (validated_at and validation_errors).', response: { 200: Type.Array(SourceView), ...errorResponses(401, 403) } },
   }, () => warehouse.listSources());
 
   app.post('/sources', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'createWarehouseSource', body: SourceCreate, response: { 201: SourceView, ...errorResponses(401, 403, 422) } },
+    schema: { tags, ...beta, operationId: 'createWarehouseSource', summary: 'Create an assignment or metric source', description: "Beta. ADMIN or DEVELOPER may create any source; an ANALYST only a metric source (an assignment source is 403 role_required). The table must be fully qualified under the warehouse's identifier rules, filters use operator eq and a text value may hold only letters, digits, spaces and _ . : @ / + -; anything else is 422, as is an unknown connection_id. The source starts unvalidated and must be validated before a preview or analysis uses it; the creation is audited with its full definition.", body: SourceCreate, response: { 201: SourceView, ...errorResponses(401, 403, 422) } },
   }, async (req, reply) => reply.code(201).send(await warehouse.createSource(actorOf(req), req.body)));
 
   app.get('/sources/:source_id', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'readWarehouseSource', params: SourceParams, response: { 200: SourceView, ...errorResponses(401, 403, 404, 422) } },
+    schema: { tags, ...beta, operationId: 'readWarehouseSource', summary: 'Read one warehouse source', description: "Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Returns the source's definition and its validation state. 404 for an unknown source.", params: SourceParams, response: { 200: SourceView, ...errorResponses(401, 403, 404, 422) } },
   }, (req) => warehouse.getSource(req.params.source_id));
 
   app.put('/sources/:source_id', {
     config: access(READERS),
     schema: {
-      tags, ...beta, operationId: 'updateWarehouseSource', summary: 'Change a source; clears its validation',
+      tags, ...beta, operationId: 'updateWarehouseSource', description: "Beta. ADMIN or DEVELOPER may change any source; an ANALYST only a metric source (else 403 role_required). Changes the fields sent under the same rules as creation (422 otherwise) and clears the source's validation, so it must be validated again before a preview or analysis; audited with the definition before and after. 404 for an unknown source.", summary: 'Change a source; clears its validation',
       params: SourceParams, body: SourceUpdate, response: { 200: SourceView, ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => warehouse.updateSource(actorOf(req), req.params.source_id, req.body));
@@ -149,7 +149,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.delete('/sources/:source_id', {
     config: access(EDITORS),
     schema: {
-      tags, ...beta, operationId: 'deleteWarehouseSource', params: SourceParams,
+      tags, ...beta, operationId: 'deleteWarehouseSource', summary: 'Delete a warehouse source', description: 'Beta; ADMIN or DEVELOPER (any other role is 403 role_required). Deletes the source; past runs keep their own copy of its definition. The deletion is audited; 404 for an unknown source.', params: SourceParams,
       response: { 204: Type.Null({ description: 'Deleted; runs keep their own copy of the definition' }), ...errorResponses(401, 403, 404, 422) },
     },
   }, async (req, reply) => {
@@ -160,7 +160,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/sources/:source_id/validate', {
     config: access(READERS),
     schema: {
-      tags, ...beta, operationId: 'validateWarehouseSource', summary: 'Check table and columns against metadata; reads no data',
+      tags, ...beta, operationId: 'validateWarehouseSource', description: 'Beta. ADMIN or DEVELOPER for any source; an ANALYST for a metric source only (else 403 role_required). Checks, within 30 seconds and from metadata only, that the table exists and the mapped and filter columns are in it with date or numeric types where needed; it reads no data and does not count against max_runs_per_day. Returns valid and the errors found, and records them on the source (audited). 404 for an unknown source, 409 credentials_undecryptable, 429 warehouse_busy (Retry-After: 30), 503 credentials_unavailable.', summary: 'Check table and columns against metadata; reads no data',
       params: SourceParams, response: { 200: ValidationResult, ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
     },
   }, (req) => warehouse.validateSource(actorOf(req), req.params.source_id));
@@ -168,7 +168,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/sources/:source_id/preview', {
     config: access(READERS),
     schema: {
-      tags, ...beta, operationId: 'previewWarehouseSource', summary: 'Queue a preview run (last 7 days by default); read its counts at GET /runs/{run_id}',
+      tags, ...beta, operationId: 'previewWarehouseSource', description: "Beta. ADMIN or DEVELOPER for any source; an ANALYST for a metric source only (else 403 role_required). Queues a preview of a validated source over the window sent, by default the last 7 days, and answers 202 with the run; the run reports rows, units, units per variant label, earliest and latest time. It counts against the connection's max_runs_per_day: 409 source_not_validated or run_in_progress (one run at a time per connection), 429 daily_run_limit_reached (Retry-After until 00:00 UTC) or warehouse_busy, 503 credentials_unavailable.", summary: 'Queue a preview run (last 7 days by default); read its counts at GET /runs/{run_id}',
       params: SourceParams, body: Type.Optional(PreviewBody), response: { 202: RunView, ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
     },
   }, async (req, reply) => reply.code(202).send(await warehouse.preview(actorOf(req), req.params.source_id, req.body ?? {})));
@@ -176,7 +176,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.post('/experiments/:experiment_id/runs', {
     config: access(EDITORS),
     schema: {
-      tags, ...beta, operationId: 'startWarehouseAnalysis', summary: 'Queue an analysis; 202 with the run',
+      tags, ...beta, operationId: 'startWarehouseAnalysis', description: "Beta; ADMIN or DEVELOPER (any other role is 403 role_required). Queues an analysis of the experiment from a validated assignment source and 1 to 10 validated metric sources of the same connection, over the window sent (default: the experiment's start date up to its end date or now; a time without offset is UTC); variant_map maps warehouse labels to variant ids, other labels match by variant name. Answers 202 with the run and is audited. 404 for an unknown experiment or connection, 409 source_not_validated or run_in_progress, 422 for a wrong source kind or connection or an unknown variant, 429 daily_run_limit_reached or warehouse_busy, 503 credentials_unavailable.", summary: 'Queue an analysis; 202 with the run',
       params: ExperimentParams, body: RunCreate, response: { 202: RunView, ...errorResponses(401, 403, 404, 409, 422, 429, 503) },
     },
   }, async (req, reply) => reply.code(202).send(await warehouse.startAnalysis(actorOf(req), req.params.experiment_id, req.body)));
@@ -184,7 +184,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.get('/experiments/:experiment_id/runs', {
     config: access(READERS),
     schema: {
-      tags, ...beta, operationId: 'listWarehouseAnalyses', summary: "The experiment's analyses, newest first",
+      tags, ...beta, operationId: 'listWarehouseAnalyses', description: "Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Lists the experiment's warehouse analyses, newest first, each with status, results, sample-ratio check and the SQL sent; paged with skip (default 0) and limit (default 50, at most 200). 404 for an unknown experiment.", summary: "The experiment's analyses, newest first",
       params: ExperimentParams, querystring: RunListQuery, response: { 200: Type.Array(RunView), ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => warehouse.listRuns(req.params.experiment_id, req.query.skip, req.query.limit));
@@ -192,7 +192,7 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
   app.get('/runs/:run_id', {
     config: access(READERS),
     schema: {
-      tags, ...beta, operationId: 'readWarehouseRun', summary: 'One analysis or preview: status, results and the SQL sent',
+      tags, ...beta, operationId: 'readWarehouseRun', description: 'Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Returns one analysis or preview: status (queued, running, succeeded, failed), results per metric or preview counts, the sample-ratio check, diagnostics and the SQL sent. A failed run carries an error_code and no numbers; a metric that cannot be computed has a note starting Not computed:. 404 for an unknown run.', summary: 'One analysis or preview: status, results and the SQL sent',
       params: RunParams, response: { 200: RunView, ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => warehouse.getRun(req.params.run_id));

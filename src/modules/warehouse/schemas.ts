@@ -30,19 +30,38 @@ const Limits = {
 
 export const ConnectionCreate = Type.Object(
   { name: Name, warehouse_type: StringEnum(WAREHOUSE_TYPES), settings: JsonObject(), credentials: Credentials, ...Limits },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      name: 'Analytics replica',
+      warehouse_type: 'postgres',
+      settings: { host: 'analytics-replica.internal', port: 5432, database: 'analytics', schema: 'events', ssl: true },
+      credentials: { username: 'uplift_reader', password: 'change-me' },
+      query_timeout_seconds: 300,
+      max_runs_per_day: 20,
+      worst_case_seconds_per_day: 66_000,
+    },
+  ] },
 );
 export type ConnectionCreate = Static<typeof ConnectionCreate>;
 
 export const ConnectionUpdate = Type.Object(
   { name: Type.Optional(Name), settings: Type.Optional(JsonObject()), credentials: Type.Optional(Credentials), ...Limits },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { credentials: { username: 'uplift_reader', password: 'rotated-secret' } },
+    { name: 'Analytics replica (EU)', query_timeout_seconds: 600, max_runs_per_day: 10 },
+  ] },
 );
 export type ConnectionUpdate = Static<typeof ConnectionUpdate>;
 
 export const ConnectionTestBody = Type.Object(
   { warehouse_type: StringEnum(WAREHOUSE_TYPES), settings: JsonObject(), credentials: Credentials },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      warehouse_type: 'postgres',
+      settings: { host: 'analytics-replica.internal', port: 5432, database: 'analytics', ssl: true },
+      credentials: { username: 'uplift_reader', password: 'change-me' },
+    },
+  ] },
 );
 export type ConnectionTestBody = Static<typeof ConnectionTestBody>;
 
@@ -108,7 +127,26 @@ const SourceFields = {
 
 export const SourceCreate = Type.Object(
   { kind: StringEnum(['assignment', 'metric']), connection_id: Uuid(), ...SourceFields },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      kind: 'assignment',
+      connection_id: '3f1c2a9e-8b4d-4c6a-9e2f-5d7b1a0c4e81',
+      name: 'Checkout exposures',
+      table: 'events.experiment_exposures',
+      columns: { unit_id: 'user_id', variant: 'variant_label', exposed_at: 'exposed_at' },
+      filters: [{ column: 'experiment_key', operator: 'eq', value: 'checkout-redesign' }],
+    },
+    {
+      kind: 'metric',
+      connection_id: '3f1c2a9e-8b4d-4c6a-9e2f-5d7b1a0c4e81',
+      name: 'Order revenue',
+      table: 'events.orders',
+      columns: { unit_id: 'user_id', event_at: 'ordered_at', value: 'amount_eur' },
+      metric_type: 'mean',
+      conversion_window_hours: 168,
+      cap_value: 500,
+    },
+  ] },
 );
 export type SourceCreate = Static<typeof SourceCreate>;
 
@@ -122,7 +160,10 @@ export const SourceUpdate = Type.Object(
     filters: SourceFields.filters,
     cap_value: SourceFields.cap_value,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    { conversion_window_hours: 72, cap_value: 250 },
+    { table: 'events.orders_v2', filters: [{ column: 'country', operator: 'eq', value: 'DE' }] },
+  ] },
 );
 export type SourceUpdate = Static<typeof SourceUpdate>;
 
@@ -148,7 +189,7 @@ export const ValidationResult = Type.Object({ valid: Type.Boolean(), errors: Typ
 
 export const PreviewBody = Type.Object(
   { window_start: Type.Optional(WindowTime), window_end: Type.Optional(WindowTime) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{}, { window_start: '2026-01-01T00:00:00Z', window_end: '2026-01-08T00:00:00Z' }] },
 );
 export type PreviewBody = Static<typeof PreviewBody>;
 
@@ -161,7 +202,16 @@ export const RunCreate = Type.Object(
     window_end: Type.Optional(WindowTime),
     variant_map: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Uuid(), { maxProperties: 51 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [
+    {
+      connection_id: '3f1c2a9e-8b4d-4c6a-9e2f-5d7b1a0c4e81',
+      assignment_source_id: '9a0b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+      metric_source_ids: ['c4d3e2f1-a0b9-4c8d-9e7f-6a5b4c3d2e1f'],
+      window_start: '2026-01-01T00:00:00Z',
+      window_end: '2026-01-15T00:00:00Z',
+      variant_map: { control: '0e1d2c3b-4a59-4687-9a8b-7c6d5e4f3a2b', treatment: '5f4e3d2c-1b0a-4998-8877-665544332211' },
+    },
+  ] },
 );
 export type RunCreate = Static<typeof RunCreate>;
 
