@@ -1,7 +1,31 @@
 import type { Statement, TableRef } from '../types.js';
 import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
-const databricks = lazyModule(() => import('@databricks/sql'));
+/** The part of @databricks/sql this connector uses (the package is optional and not a build dependency). */
+interface DatabricksOperation {
+  fetchAll(): Promise<unknown[]>;
+  cancel(): Promise<unknown>;
+  close(): Promise<unknown>;
+}
+interface DatabricksSession {
+  executeStatement(text: string, options: { namedParameters: Record<string, unknown>; queryTimeout: number }): Promise<DatabricksOperation>;
+}
+interface DatabricksClient {
+  connect(options: { host: string; path: string; token: string }): Promise<unknown>;
+  openSession(options: { configuration: Record<string, string> }): Promise<DatabricksSession>;
+  close(): Promise<unknown>;
+}
+interface DatabricksModule {
+  DBSQLClient: new () => DatabricksClient;
+}
+
+// A variable specifier keeps the optional package out of type checking; it is resolved at run time only
+// (`npm install @databricks/sql` makes the connector available).
+const PACKAGE = '@databricks/sql';
+const databricks = lazyModule(async () => {
+  const loaded = (await import(PACKAGE)) as { default?: DatabricksModule } & DatabricksModule;
+  return loaded.default ?? loaded;
+});
 
 export const databricksDriver: Driver = {
   type: 'databricks',
@@ -17,7 +41,7 @@ export const databricksDriver: Driver = {
     const api = await databricks();
     if (!api) throw new WarehouseError('connector_unavailable', 'The Databricks driver is not installed');
     const client = new api.DBSQLClient();
-    let session: Awaited<ReturnType<InstanceType<typeof api.DBSQLClient>['openSession']>>;
+    let session: DatabricksSession;
     let running: { cancel(): Promise<unknown> } | undefined;
     try {
       await withTimeout(options.connectTimeoutSeconds, client.connect({ host: String(settings.host), path: String(settings.http_path), token: credentials.token }), () => client.close());
