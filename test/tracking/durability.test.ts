@@ -25,7 +25,7 @@ it('keeps every acknowledged event when the server is killed (SIGKILL)', async (
     child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: {
         ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, DATABASE_URL: databaseUrl, REDIS_URL: '',
-        LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', BCRYPT_ROUNDS: '4',
+        LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', BCRYPT_ROUNDS: '4', SECRET_KEY: 'durability-test-secret-key-0123456789abcdef',
         FIRST_SUPERUSER_EMAIL: 'kill@example.com', FIRST_SUPERUSER_PASSWORD: 'K1ll-password',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
