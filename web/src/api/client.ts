@@ -82,6 +82,17 @@ interface FetchResult<T> {
   response: Response;
 }
 
+/**
+ * For the results routes, which answer 202 while an experiment's results are first computed: the 200 body, or an
+ * `ApiError` (a 202 one while computing, so the query shows the API's message and retries).
+ */
+export async function unwrapComputed<T>(call: Promise<FetchResult<unknown>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (response.status === 202) throw toApiError(202, data ?? null);
+  if (!response.ok) throw toApiError(response.status, error ?? null);
+  return data as T;
+}
+
 /** The data of a successful call, or an `ApiError` thrown with the API's message and field errors. */
 export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
   const { data, error, response } = await call;
