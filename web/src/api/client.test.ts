@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, fieldKey, toApiError } from './client';
+import { ApiError, fieldKey, toApiError, unwrapComputed } from './client';
 
 describe('the fetch layer', () => {
   it("turns a 422's loc into field keys a form looks up", () => {
@@ -38,5 +38,13 @@ describe('the fetch layer', () => {
     expect(fieldKey(['body', 'targeting_rules', 'groups', 0])).toBe('targeting_rules.groups.0');
     expect(fieldKey(['path', 'flag_id'])).toBe('path.flag_id');
     expect(fieldKey([])).toBe('');
+  });
+  it('treats a 202 of the results routes as not ready yet, with the API message, and passes a 200 body through', async () => {
+    const computing = { data: { detail: 'Results are being computed; retry shortly.' }, response: new Response(null, { status: 202 }) };
+    await expect(unwrapComputed(Promise.resolve(computing))).rejects.toMatchObject({ status: 202, message: 'Results are being computed; retry shortly.' });
+    const ready = { data: { experiment_id: 'e1' }, response: new Response(null, { status: 200 }) };
+    await expect(unwrapComputed(Promise.resolve(ready))).resolves.toEqual({ experiment_id: 'e1' });
+    const missing = { error: { detail: 'Experiment not found' }, response: new Response(null, { status: 404 }) };
+    await expect(unwrapComputed(Promise.resolve(missing))).rejects.toMatchObject({ status: 404, message: 'Experiment not found' });
   });
 });
