@@ -138,4 +138,12 @@ describe('guardrailMsprt', () => {
     expect(decide(ok, ok, 1)).toMatchObject({ reason: 'invalid_input' });
     expect(decide({ n: 2.5, sum: 1, sum_squares: 1 }, ok)).toMatchObject({ reason: 'invalid_input' });
   });
+  it('reports no relative difference when the baseline mean is so small that the ratio overflows', () => {
+    const out = guardrailMsprt({
+      baseline: { n: 2, sum: 1e-323, sum_squares: 0 }, treatment: { n: 2, sum: 1, sum_squares: 1 },
+      direction: 'lower_is_better', confidence: 0.95,
+    });
+    expect(out.relative_difference).toBeNull();
+    expect(out.difference).toBe(0.5);
+  });
 });

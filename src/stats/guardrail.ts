@@ -117,9 +117,11 @@ export function guardrailMsprt(input: GuardrailInput): GuardrailResult {
   const mb = b.sum / b.n;
   const mt = t.sum / t.n;
   const d = mt - mb;
+  // A baseline mean so near zero that the ratio overflows has no meaningful relative difference either.
+  const relative = mb !== 0 ? d / mb : NaN;
   const means = {
     baseline_mean: mb, treatment_mean: mt, difference: d,
-    relative_difference: mb !== 0 ? d / mb : null, log_threshold: logThreshold,
+    relative_difference: Number.isFinite(relative) ? relative : null, log_threshold: logThreshold,
   };
   const vb = varianceOf(b);
   const vt = varianceOf(t);
