@@ -14,6 +14,7 @@ export const assignments = pgTable(
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
+    // INCLUDE (variant_id, created_at) in migration 0015: the results' merge join reads it index-only.
     uniqueIndex('assignments_experiment_user_key').on(t.experimentId, t.userId),
     index('assignments_user_idx').on(t.userId),
     index('assignments_experiment_variant_idx').on(t.experimentId, t.variantId, t.createdAt),
@@ -24,7 +25,8 @@ export const assignments = pgTable(
  * Tracking events and view events. Partitioned by month on created_at in the migration (Drizzle does not declare
  * partitioning); the scheduler creates partitions ahead and a DEFAULT partition catches anything beyond them.
  * No foreign keys: an RI check per row would lock the experiment row for every insert; deleting a flag or a draft
- * experiment detaches its events through the tracking service instead.
+ * experiment detaches its events through the tracking service instead. Indexes are in the migrations only
+ * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass).
  */
 export const events = pgTable(
   'events',
