@@ -121,7 +121,7 @@ try {
   const view = await api<ExperimentView>(server.base, 'GET', `/api/v1/experiments/${e.id}`, undefined, bearer);
   const bus: Bus = { publish: async () => undefined, subscribe: () => () => undefined, close: async () => undefined };
   const job = createResultsService({
-    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000,
+    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: true,
     experiments: {
       get: async () => view, list: async () => [view], recordBayesianDecision: async () => undefined, pauseAutomatically: async () => false,
     },

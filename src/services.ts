@@ -162,7 +162,7 @@ export function createServices(deps: PlatformDeps) {
 
   // Statistics.
   const results = createResultsService({
-    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, experiments,
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres', experiments,
     announceSrm: (payload) => void notifications.notify('srm_detected', payload),
   });
   const interactions = createInteractionsService({ clock, experiments, results, tracking: trackingData });

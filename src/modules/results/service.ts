@@ -66,6 +66,11 @@ export interface ResultsDeps {
   audit: AuditLog;
   /** RESULTS_READ_TIMEOUT_MS: the longest a results read may run before the route answers 202 (PostgreSQL only). */
   readTimeoutMs: number;
+  /**
+   * PostgreSQL: the independent parts of a first computation (assignments, each metric) run at once on their own
+   * connections, reading one snapshot. Embedded PGlite has one connection and runs them one after the other.
+   */
+  parallel?: boolean;
   experiments: {
     get(id: string): Promise<ExperimentView>;
     list(query: ExperimentListQuery): Promise<ExperimentView[]>;
@@ -121,40 +126,54 @@ export function createResultsService(deps: ResultsDeps) {
     return value;
   }
 
+  /** Runs independent pieces of work at once when the database has connections to spare, else one after the other. */
+  async function inTurn(pieces: Array<() => Promise<void>>): Promise<void> {
+    if (deps.parallel) {
+      await Promise.all(pieces.map((piece) => piece()));
+      return;
+    }
+    for (const piece of pieces) await piece();
+  }
+
   /**
-   * Rolls up everything older than the lag that is not rolled up yet. The watermark rows are locked for the whole
-   * refresh, so refreshes of one experiment from any process take turns and each window is added exactly once.
+   * Rolls up everything older than the lag that is not rolled up yet. Each stream (assignments with their contexts,
+   * exposures, each family of metrics) is rolled up in its own transaction that holds the stream's watermark row, so
+   * refreshes of one experiment from any process take turns per stream, each window is added exactly once, and the
+   * streams of a first build run at once.
    */
   async function refresh(e: ExperimentView): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
     const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
+    /** One transaction over some streams: locks their watermarks, then rolls up each group whose watermarks agree. */
+    const stream = (items: string[], streamOf: (item: string) => string, rollUp: (tx: Executor, items: string[], w: store.CreatedWindow) => Promise<void>) =>
+      () => db.transaction(async (tx) => {
+        await store.tuneForResults(tx);
+        const marks = await store.lockWatermarks(tx, e.id, items.map(streamOf));
+        const due = (item: string) => {
+          const after = marks.get(streamOf(item)) ?? null;
+          return after === null || after < upTo ? after : undefined;
+        };
+        for (const family of familiesOf(items, due)) {
+          await rollUp(tx, family.names, { after: family.window, upTo });
+          for (const item of family.names) await store.setWatermark(tx, e.id, streamOf(item), upTo);
+        }
+      });
+    const same = (name: string) => name;
     const names = eventNames(e);
-    const streams = [store.ASSIGNMENTS_STREAM, store.EXPOSURES_STREAM, ...names.map(store.metricStream)];
-    await db.transaction(async (tx) => {
-      await store.tuneForResults(tx);
-      const marks = await store.lockWatermarks(tx, e.id, streams);
-      const due = (stream: string) => {
-        const after = marks.get(stream) ?? null;
-        return after === null || after < upTo ? { after, upTo } : undefined;
-      };
-      const assignmentWindow = due(store.ASSIGNMENTS_STREAM);
-      if (assignmentWindow) {
-        await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), assignmentWindow);
-        await store.rollUpContexts(tx, e.id, assignmentWindow);
-        await store.setWatermark(tx, e.id, store.ASSIGNMENTS_STREAM, upTo);
-      }
-      const exposureWindow = due(store.EXPOSURES_STREAM);
-      if (exposureWindow) {
-        await store.rollUpExposures(tx, e.id, exposureWindow);
-        await store.setWatermark(tx, e.id, store.EXPOSURES_STREAM, upTo);
-      }
-      // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
-      for (const family of familiesOf(names, (name) => due(store.metricStream(name)))) {
-        await store.rollUpMetrics(tx, e.id, family.names, family.window);
-        for (const name of family.names) await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
-      }
-    });
+    const marks = await store.readWatermarks(db, e.id);
+    // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later); from
+    // the start, each metric is its own ordered pass, so with connections to spare they run at once.
+    const families = familiesOf(names, (name) => marks.get(store.metricStream(name)) ?? null);
+    const groups = families.flatMap((family) => (family.window === null && deps.parallel ? family.names.map((name) => [name]) : [family.names]));
+    await inTurn([
+      stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
+        await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
+        await store.rollUpContexts(tx, e.id, w);
+      }),
+      stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
+      ...groups.map((group) => stream(group, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))),
+    ]);
   }
 
   /** Background rollups asked for by reads that ran out of time, one at a time per experiment in this process. */
@@ -180,19 +199,34 @@ export function createResultsService(deps: ResultsDeps) {
    * Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process
    * refreshes. A read writes nothing: what the rollups do not hold yet is computed from the events directly, each
    * statement bounded by RESULTS_READ_TIMEOUT_MS; past it the rollups are built in the background and the caller gets
-   * 202 (ResultsComputing).
+   * 202 (ResultsComputing). `fork` runs independent reads of the same snapshot at once (PostgreSQL: each on its own
+   * connection, importing the snapshot), for the first computation.
    */
   async function consistentRead<T>(
-    e: ExperimentView, read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[]) => Promise<T>,
+    e: ExperimentView,
+    read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
   ): Promise<T> {
+    const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
     try {
       return await db.transaction(async (tx) => {
         await store.tuneForResults(tx, deps.readTimeoutMs);
         const marks = await store.readWatermarks(tx, e.id);
         const watermark = (stream: string) => marks.get(stream) ?? null;
         const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
-        return read(tx, watermark, excluded.map((x) => x.userId));
-      }, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+        const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
+          if (!deps.parallel || reads.length < 2) {
+            for (const one of reads) await one(tx);
+            return;
+          }
+          const snapshot = await store.exportSnapshot(tx);
+          await Promise.all(reads.map((one) => db.transaction(async (child) => {
+            await store.importSnapshot(child, snapshot);
+            await store.tuneForResults(child, deps.readTimeoutMs);
+            await one(child);
+          }, options)));
+        };
+        return read(tx, watermark, excluded.map((x) => x.userId), fork);
+      }, options);
     } catch (error) {
       if (sqlState(error) !== QUERY_CANCELED) throw error;
       await deps.bus.publish(RESULTS_ROLLUP_REQUESTED, e.id);
@@ -200,16 +234,32 @@ export function createResultsService(deps: ResultsDeps) {
     }
   }
 
-  /** A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. */
+  /**
+   * A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. With no
+   * rollup yet (a first computation), the assignments and each metric are read at once.
+   */
   const loadSnapshot = async (e: ExperimentView): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
-    consistentRead(e, async (tx, watermark, excluded) => {
-      const days = await store.assignmentDays(tx, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
+    consistentRead(e, async (tx, watermark, excluded, fork) => {
       const metrics: Snapshot['metrics'] = {};
-      for (const family of familiesOf(eventNames(e), (name) => watermark(store.metricStream(name)))) {
-        const byName = await store.metricDays(tx, e.id, family.names, family.window, excluded);
-        for (const [name, rows] of byName) metrics[name] = rows;
-      }
-      const contexts = await store.contextCounts(tx, e.id, watermark(store.ASSIGNMENTS_STREAM));
+      let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
+      let contexts: Snapshot['contexts'];
+      const families = familiesOf(eventNames(e), (name) => watermark(store.metricStream(name)));
+      const readMetrics = (names: string[], window: Date | null) => async (t: Executor) => {
+        for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
+      };
+      const reads = [
+        async (t: Executor) => {
+          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
+          contexts = await store.contextCounts(t, e.id, watermark(store.ASSIGNMENTS_STREAM));
+        },
+        ...families.flatMap((family) => family.window === null
+          ? family.names.map((name) => readMetrics([name], null))
+          : [readMetrics(family.names, family.window)]),
+      ];
+      // Forked only when something is read from the start: a read over the rollups is a few small statements.
+      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || families.some((f) => f.window === null);
+      if (fromStart) await fork(reads);
+      else for (const one of reads) await one(tx);
       return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
     });
 

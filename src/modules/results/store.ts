@@ -429,3 +429,16 @@ export async function cupedSums(
     sumXY: Number(r.sum_xy),
   }));
 }
+
+/** The snapshot of a repeatable-read transaction, for other transactions to read the same data (PostgreSQL only). */
+export async function exportSnapshot(tx: Executor): Promise<string> {
+  const [{ id }] = await queryRows<{ id: string }>(tx, sql`SELECT pg_export_snapshot() AS id`);
+  return id;
+}
+
+/** Makes a just-begun repeatable-read transaction read an exported snapshot (its first statement). */
+export async function importSnapshot(tx: Executor, snapshot: string): Promise<void> {
+  // SET TRANSACTION takes no parameters; the id comes from pg_export_snapshot, and is checked anyway.
+  if (!/^[0-9A-F]+-[0-9A-F]+-[0-9]+$/i.test(snapshot)) throw new Error(`unexpected snapshot id ${snapshot}`);
+  await tx.execute(sql.raw(`SET TRANSACTION SNAPSHOT '${snapshot}'`));
+}
