@@ -169,7 +169,7 @@ export function createResultsService(deps: ResultsDeps) {
     await inTurn([
       stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
-        await store.rollUpContexts(tx, e.id, w);
+        await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
       stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
       ...groups.map((group) => stream(group, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))),
@@ -250,7 +250,7 @@ export function createResultsService(deps: ResultsDeps) {
       const reads = [
         async (t: Executor) => {
           days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
-          contexts = await store.contextCounts(t, e.id, watermark(store.ASSIGNMENTS_STREAM));
+          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
         },
         ...families.flatMap((family) => family.window === null
           ? family.names.map((name) => readMetrics([name], null))

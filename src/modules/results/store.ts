@@ -95,9 +95,9 @@ export async function rollUpAssignments(tx: Executor, experimentId: string, vari
  * distinct values (rolled up plus new) would pass CONTEXT_VALUES_LIMIT is marked over the limit and dropped: an id or
  * an email says nothing about a dimension of traffic.
  */
-export async function rollUpContexts(tx: Executor, experimentId: string, w: CreatedWindow): Promise<void> {
+export async function rollUpContexts(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
-    WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, w)}),
+    WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, variantIds, w)}),
     known AS (
       SELECT attribute, count(DISTINCT value) AS n FROM result_context_values
       WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM fresh) GROUP BY attribute
@@ -293,14 +293,14 @@ export interface ContextCount {
 }
 
 export async function contextCounts(
-  db: Executor, experimentId: string, watermark: Date | null,
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
   const [counts, over] = [
     await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
       SELECT attribute, value, variant_id, sum(users)::bigint AS users FROM (
         SELECT attribute, value, variant_id, users FROM result_context_values WHERE experiment_id = ${experimentId}
         UNION ALL
-        SELECT attribute, value, variant_id, users FROM (${assignmentContextValues(experimentId, { after: watermark, upTo: null })}) tail
+        SELECT attribute, value, variant_id, users FROM (${assignmentContextValues(experimentId, variantIds, { after: watermark, upTo: null })}) tail
       ) c WHERE attribute NOT IN (SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId})
       GROUP BY attribute, value, variant_id`),
     await queryRows<{ attribute: string }>(db, sql`SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId}`),

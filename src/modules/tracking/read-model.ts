@@ -108,14 +108,19 @@ export function assignmentDaysOfUsers(experimentId: string, users: string[]): SQ
 
 /**
  * Scalar top-level values of the stored contexts of assignments made in a window, per (attribute, value, variant_id):
- * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted).
+ * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted). Like
+ * assignmentsPerVariantDay, one index range per variant, so a read of the last minute finds only its assignments.
  */
-export function assignmentContextValues(experimentId: string, w: CreatedWindow): SQL {
+export function assignmentContextValues(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
   return sql`
-    SELECT c.key AS attribute, c.value #>> '{}' AS value, a.variant_id, count(*)::bigint AS users
-    FROM assignments a CROSS JOIN LATERAL jsonb_each(a.context) c
-    WHERE a.experiment_id = ${experimentId} AND a.context IS NOT NULL AND ${windowOn(sql`a.created_at`, w)}
-      AND jsonb_typeof(c.value) IN ('string', 'number', 'boolean')
+    SELECT c.key AS attribute, c.value #>> '{}' AS value, v.id AS variant_id, count(*)::bigint AS users
+    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
+    JOIN LATERAL (
+      SELECT context FROM assignments
+      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)} AND context IS NOT NULL
+    ) a ON TRUE
+    CROSS JOIN LATERAL jsonb_each(a.context) c
+    WHERE jsonb_typeof(c.value) IN ('string', 'number', 'boolean')
     GROUP BY 1, 2, 3`;
 }
 
