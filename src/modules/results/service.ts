@@ -476,6 +476,11 @@ export function createResultsService(deps: ResultsDeps) {
       }
     },
 
+    /** Brings one experiment's rollups up to date now (what the results-rollup job does before evaluating it). */
+    async refresh(id: string): Promise<void> {
+      await refresh(await deps.experiments.get(id));
+    },
+
     /** Waits for the background rollups this process is building (tests, shutdown). */
     async drain(): Promise<void> {
       await Promise.all([...building.values()]);

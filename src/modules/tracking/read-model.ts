@@ -72,15 +72,21 @@ export function countedEventsInUserOrder(experimentId: string, eventName: string
 
 /**
  * A user's counted events of one metric from the assignment up to `upTo`, as a LATERAL subquery over a consumer's
- * row that names the user, the event name and the assignment time: (event_count, value_sum). Found through the
- * index on (user_id, created_at), so its cost follows the users asked about, not the experiment's size.
+ * row that names the user, the event name and the assignment time: (event_count, value_sum). Two index-only ranges
+ * of events_experiment_idx (tagged, and untagged with a flag), so its cost follows the users asked about, not the
+ * experiment's size.
  */
 export function countedTotalsOfUser(experimentId: string, ref: { userId: SQL; eventName: SQL; assignedAt: SQL }, upTo: Date): SQL {
-  return sql`
-    SELECT count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
-    FROM events e
-    WHERE e.user_id = ${ref.userId} AND e.event_name = ${ref.eventName} AND ${counted(experimentId)}
+  const range = (match: SQL) => sql`
+    SELECT count(*) AS event_count, sum(e.value) AS value_sum FROM events e
+    WHERE ${match} AND e.event_name = ${ref.eventName} AND e.user_id = ${ref.userId} AND e.kind = 'track'
       AND e.created_at >= ${ref.assignedAt} AND e.created_at <= ${upTo.toISOString()}::timestamptz`;
+  return sql`
+    SELECT sum(event_count)::bigint AS event_count, coalesce(sum(value_sum), 0)::float8 AS value_sum FROM (
+      ${range(sql`e.experiment_id = ${experimentId}`)}
+      UNION ALL
+      ${range(sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`)}
+    ) t`;
 }
 
 /**
