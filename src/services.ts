@@ -162,10 +162,16 @@ export function createServices(deps: PlatformDeps) {
 
   // Statistics.
   const results = createResultsService({
-    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, experiments,
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs,
+    experiments: {
+      experiment: experimentsReadModel.experiment,
+      activePage: experimentsReadModel.activePage,
+      recordBayesianDecision: experiments.recordBayesianDecision,
+      pauseAutomatically: experiments.pauseAutomatically,
+    },
     announceSrm: (payload) => void notifications.notify('srm_detected', payload),
   });
-  const interactions = createInteractionsService({ clock, experiments, results, tracking: trackingData });
+  const interactions = createInteractionsService({ clock, experiments: experimentsReadModel, results, tracking: trackingData });
   const power = createPowerService();
 
   // Rollout and safety.

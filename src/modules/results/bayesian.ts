@@ -6,7 +6,7 @@ import type { BayesianConfig, BayesianDecision } from '../../db/schema/experimen
 import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../../stats/index.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import { BAYESIAN_DEFAULTS } from '../experiments/rules.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { finite, type Interval } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
 import type { BayesianBlock } from './schemas.js';
@@ -27,7 +27,7 @@ function overall(decisions: BayesianDecision[]): BayesianDecision {
 }
 
 /** null when there is no primary metric or no control. */
-export function bayesianBlock(e: ExperimentView, totals: Map<string, ArmTotals>): BayesianBlock | null {
+export function bayesianBlock(e: AnalysedExperiment, totals: Map<string, ArmTotals>): BayesianBlock | null {
   const metric = primaryMetric(e);
   const control = controlOf(e);
   if (!metric || !control) return null;

@@ -7,12 +7,13 @@ import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, DomainError, NotFound, NotImplemented } from '../../platform/errors.js';
-import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
+import type { Experiment } from '../experiments/read-model.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import { bayesianBlock } from './bayesian.js';
 import { metricKind } from './compare.js';
 import { covariateOf, cupedMetric } from './cuped.js';
 import { dailyResults } from './daily.js';
+import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
 import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsPayload } from './payload.js';
 import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
@@ -66,13 +67,7 @@ export interface ResultsDeps {
   audit: AuditLog;
   /** RESULTS_READ_TIMEOUT_MS: the longest a results read may run before the route answers 202 (PostgreSQL only). */
   readTimeoutMs: number;
-  experiments: {
-    get(id: string): Promise<ExperimentView>;
-    list(query: ExperimentListQuery): Promise<ExperimentView[]>;
-    recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void>;
-    /** Pauses a running experiment as the system (audited as a pause); false when it was no longer active. */
-    pauseAutomatically(id: string): Promise<boolean>;
-  };
+  experiments: ResultsExperiments;
   /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
   announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean }) => void;
 }
@@ -88,7 +83,7 @@ export type ResultsService = ReturnType<typeof createResultsService>;
 /** Per-cell statistics of two experiments, as `interactionCells` answers them (read model for interactions). */
 export type { CellStats } from './store.js';
 
-const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.event_name))];
+const eventNames = (e: AnalysedExperiment) => [...new Set(e.metrics.map((m) => m.event_name))];
 
 /**
  * Cache keys. `live` entries carry the experiment's updated_at, so any change to it (settings, metrics, status) is a
@@ -97,7 +92,7 @@ const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.eve
  */
 const prefix = (id: string) => `results:${id}:`;
 const livePrefix = (id: string) => `${prefix(id)}live:`;
-const liveKey = (e: ExperimentView, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
+const liveKey = (e: AnalysedExperiment, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
 /** A free text in a cache key, as a fixed-length digest. */
 const keyPart = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
@@ -109,7 +104,9 @@ export function createResultsService(deps: ResultsDeps) {
   });
   deps.bus.subscribe(EXPERIMENT_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
-  const ttl = (e: ExperimentView) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
+  const experiment = (id: string) => readExperiment(deps.experiments, id);
+
+  const ttl = (e: AnalysedExperiment) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
 
   async function cached<T>(key: string, ttlSeconds: number, useCache: boolean, compute: () => Promise<T>): Promise<T> {
     if (useCache) {
@@ -125,7 +122,7 @@ export function createResultsService(deps: ResultsDeps) {
    * Rolls up everything older than the lag that is not rolled up yet. The watermark rows are locked for the whole
    * refresh, so refreshes of one experiment from any process take turns and each window is added exactly once.
    */
-  async function refresh(e: ExperimentView): Promise<void> {
+  async function refresh(e: AnalysedExperiment): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
     const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
@@ -164,7 +161,7 @@ export function createResultsService(deps: ResultsDeps) {
     if (running) return running;
     const run = (async () => {
       try {
-        await refresh(await deps.experiments.get(id));
+        await refresh(await experiment(id));
       } catch {
         // Another read asks again; the results-rollup job retries running experiments every minute.
       } finally {
@@ -183,7 +180,7 @@ export function createResultsService(deps: ResultsDeps) {
    * 202 (ResultsComputing).
    */
   async function consistentRead<T>(
-    e: ExperimentView, read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[]) => Promise<T>,
+    e: Pick<AnalysedExperiment, 'id' | 'status'>, read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[]) => Promise<T>,
   ): Promise<T> {
     try {
       return await db.transaction(async (tx) => {
@@ -201,7 +198,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   /** A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. */
-  const loadSnapshot = async (e: ExperimentView): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
+  const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
     consistentRead(e, async (tx, watermark, excluded) => {
       const days = await store.assignmentDays(tx, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
       const metrics: Snapshot['metrics'] = {};
@@ -213,29 +210,29 @@ export function createResultsService(deps: ResultsDeps) {
       return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
     });
 
-  const snapshotOf = (e: ExperimentView, useCache: boolean) =>
+  const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
     cached(liveKey(e, 'snapshot'), ttl(e), useCache, () => loadSnapshot(e));
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
-  const loadSegmentStats = (e: ExperimentView, attribute: string, names: string[]) =>
+  const loadSegmentStats = (e: AnalysedExperiment, attribute: string, names: string[]) =>
     consistentRead(e, async (tx, _watermark, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
       for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
     });
 
-  const optionsOf = (e: ExperimentView, q: { correction_method?: CorrectionMethod; confidence_level?: number }): ResultsOptions => ({
+  const optionsOf = (e: AnalysedExperiment, q: { correction_method?: CorrectionMethod; confidence_level?: number }): ResultsOptions => ({
     correction_method: q.correction_method ?? e.correction_method,
     // Rounded to 0.001 for the computation and the cache key alike, so free query values share a few entries.
     confidence_level: q.confidence_level === undefined ? e.confidence_level : Math.round(q.confidence_level * 1000) / 1000,
   });
 
-  async function segmented(e: ExperimentView, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
+  async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNames(e)), confidenceLevel);
   }
 
   /** The payload at the given options; a read only (the rollup job records what follows from it). */
-  async function compute(e: ExperimentView, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
+  async function compute(e: AnalysedExperiment, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
     const options = optionsOf(e, q);
     const snapshot = await snapshotOf(e, useCache);
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
@@ -243,7 +240,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
-    const e = await deps.experiments.get(id);
+    const e = await experiment(id);
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
     const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : keyPart(q.breakdown)}`);
@@ -255,7 +252,7 @@ export function createResultsService(deps: ResultsDeps) {
    * (a result only: nothing stops the experiment on it); a sequential SRM is alerted once per experiment and, when the
    * experiment opted in, pauses it once (a person who resumes it decides).
    */
-  async function evaluate(e: ExperimentView): Promise<void> {
+  async function evaluate(e: AnalysedExperiment): Promise<void> {
     const payload = await compute(e, {}, false);
     await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), payload, ttl(e));
     const decision = payload.bayesian_results?.bayesian_decision ?? null;
@@ -266,7 +263,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
-  const loadCupedSums = (e: ExperimentView, covariate: Metric, metrics: Metric[]) =>
+  const loadCupedSums = (e: AnalysedExperiment, covariate: Metric, metrics: Metric[]) =>
     consistentRead(e, async (tx, _watermark, excluded) => {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
@@ -284,23 +281,23 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** preValidation of routes where an unknown experiment is 404 whatever the other parameters (spec, sample-size). */
     async requireExperiment(id: string): Promise<void> {
-      if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) await deps.experiments.get(id);
+      if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) await experiment(id);
     },
 
     async invalidate(id: string): Promise<{ message: string }> {
-      await deps.experiments.get(id);
+      await experiment(id);
       await cache.deletePrefix(prefix(id));
       return { message: 'Cached results cleared' };
     },
 
     async sampleSize(id: string, q: SampleSizeQuery) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const snapshot = await snapshotOf(e, true);
       return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
     },
 
     async sequential(id: string, alpha: number | undefined) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const snapshot = await snapshotOf(e, true);
       const effective = alpha ?? storedSequentialAlpha(e);
       const block = sequentialBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), effective, treatmentsOf(e));
@@ -317,7 +314,7 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async bayesian(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       if (!e.bayesian_enabled) throw new BadRequest(BAYESIAN_NOT_ENABLED);
       const snapshot = await snapshotOf(e, true);
       const block = bayesianBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''));
@@ -326,12 +323,12 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async postStratification(id: string): Promise<never> {
-      await deps.experiments.get(id);
+      await experiment(id);
       throw new NotImplemented(POST_STRATIFICATION_NOT_IMPLEMENTED);
     },
 
     async cuped(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       return cached(liveKey(e, 'cuped'), ttl(e), true, async () => {
         const covariate = covariateOf(e);
         const conversionMetrics = e.metrics.filter((m) => metricKind(m.metric_type) === 'conversion');
@@ -356,7 +353,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** Counts per segment (no test); a draft has no assignments to break down (400). */
     async segmentBreakdown(id: string, attribute: string, q: { metric_id?: string; skip_cache?: boolean }) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       if (e.status === 'draft') throw new BadRequest(SEGMENTS_OF_DRAFT);
       let metrics: Metric[] = e.metrics;
       if (q.metric_id !== undefined) {
@@ -369,14 +366,14 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
     async daily(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const compute = async () => dailyResults(e, await snapshotOf(e, false), clock.now());
       return deps.cacheEnabled ? cached(routeKey(id, 'daily'), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** GET /experiments/{id}/segmented-results/{segment_by}: tested per segment, at the stored level. */
     async segmentedResults(id: string, attribute: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const compute = async () => ({
         experiment_id: e.id, ...(await segmented(e, attribute, e.confidence_level)), analysis_status: 'ga' as const, computed_at: clock.now().toISOString(),
       });
@@ -384,8 +381,8 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
-    async interactionCells(a: ExperimentView, b: ExperimentView, metric: Metric) {
-      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, metric.event_name, excluded));
+    async interactionCells(a: Pick<Experiment, 'id' | 'status'>, b: Pick<Experiment, 'id'>, eventName: string) {
+      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
     },
 
     /**
@@ -417,8 +414,8 @@ export function createResultsService(deps: ResultsDeps) {
     async refreshActive(): Promise<void> {
       const pageSize = 500;
       for (let skip = 0; ; skip += pageSize) {
-        const page = await deps.experiments.list({ status_filter: 'active', skip, limit: pageSize, sort_by: 'created_at', sort_order: 'asc' });
-        for (const e of page) {
+        const page = await deps.experiments.activePage(skip, pageSize);
+        for (const e of page.map(analysedExperiment)) {
           await refresh(e);
           await evaluate(e);
         }
@@ -432,13 +429,13 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async srmSettings(id: string): Promise<SrmSettings> {
-      await deps.experiments.get(id);
+      await experiment(id);
       return srm.settings(id);
     },
 
     /** PUT /results/{id}/srm-settings: the auto-pause opt-in; audited; the cached results show it at once. */
     async updateSrmSettings(actor: AuditActor, id: string, body: SrmSettingsBody): Promise<SrmSettings> {
-      await deps.experiments.get(id);
+      await experiment(id);
       const settings = await srm.update(actor, id, body);
       await cache.deletePrefix(prefix(id));
       return settings;
