@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROLES, type Role } from './db/schema/users.js';
+import { ROLES, type Role } from './platform/roles.js';
 export type DeploymentProfile = 'core' | 'full';
 export type AuthProvider = 'local' | 'cognito';
 

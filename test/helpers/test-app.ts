@@ -5,7 +5,7 @@ import { buildApp, type UpliftApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import type { Role } from '../../src/db/schema/users.js';
+import type { Role } from '../../src/platform/roles.js';
 import { fixedClock } from '../../src/platform/clock.js';
 
 export const TEST_PASSWORD = 'Passw0rd!x';

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
-import type { ExperimentRow, ExperimentStatus, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from './domain.js';
 import { collectSegmentIds } from '../../targeting/index.js';
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';

@@ -2,10 +2,9 @@
  * Beta-Binomial analysis of the primary metric's conversion rate with the experiment's bayesian_config
  * (src/stats/bayesian.ts): posteriors, probability to beat the control, expected loss, ROPE and a decision.
  */
-import type { BayesianConfig, BayesianDecision } from '../../db/schema/experiments.js';
+import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from '../experiments/domain.js';
 import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../../stats/index.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
-import { BAYESIAN_DEFAULTS } from '../experiments/rules.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { finite, type Interval } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';

@@ -2,7 +2,7 @@
  * The results payload (spec, "Results payload") from an experiment and its snapshot: pure, so every number can be
  * checked against src/stats directly.
  */
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { bayesianBlock } from './bayesian.js';
 import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';

@@ -4,7 +4,7 @@
  * correction.
  */
 import { achievedPower, sampleSizeTwoProportions } from '../../stats/index.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import { Unprocessable } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, finite } from './compare.js';

@@ -4,7 +4,7 @@
  * segment breakdown route reports counts only.
  */
 import { bonferroni } from '../../stats/index.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, meanOf, metricKind, variantResults, type VariantResult } from './compare.js';
 import type { SegmentStats } from './store.js';

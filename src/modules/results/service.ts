@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { sqlState } from '../../db/errors.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
