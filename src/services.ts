@@ -197,7 +197,7 @@ export function createServices(deps: PlatformDeps) {
   const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
   const warehouse = createWarehouseService({
     db, audit, clock, config: config.warehouse,
-    experiment: experimentFacts(experiments.get),
+    experiment: experimentFacts(experimentsReadModel.experiment),
     onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
   });
 
