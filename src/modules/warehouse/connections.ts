@@ -1,5 +1,6 @@
 /** Warehouse connections: their settings, limits and sealed credentials, connection tests and key pairs. */
 import { createHash, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
 import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import {
@@ -19,7 +20,6 @@ import { isIdentifier } from './identifiers.js';
 import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
 import * as store from './store.js';
 import { WAREHOUSE_TYPES, type WarehouseType } from './types.js';
-import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
 
 export function createConnections(ctx: WarehouseContext, access: WarehouseAccess) {
   const { db, audit, clock, config, drivers } = ctx;
