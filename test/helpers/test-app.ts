@@ -116,6 +116,16 @@ export class TestApp {
     return { id: view.id, email, username, token, headers: { authorization: `Bearer ${token}` } };
   }
 
+  /** One account per role given, made together (as `user`). */
+  users(...roles: Role[]): Promise<TestUser[]> {
+    return Promise.all(roles.map((role) => this.user({ role })));
+  }
+
+  /** One request as `user` (anonymous without one), with an optional JSON body. */
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, user?: TestUser, payload?: unknown): Promise<LightMyRequestResponse> {
+    return this.inject({ method, url, headers: user?.headers ?? {}, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  }
+
   async apiKey(user: TestUser, scopes: string[] = []): Promise<{ key: string; id: string; headers: Record<string, string> }> {
     const res = await this.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'test key', scopes } });
     if (res.statusCode !== 201) throw new Error(`api key failed: ${res.statusCode} ${res.body}`);
