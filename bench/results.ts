@@ -13,7 +13,7 @@ import { createAuditLog } from '../src/platform/audit.js';
 import type { Bus } from '../src/platform/bus.js';
 import { memoryCache } from '../src/platform/cache.js';
 import { fixedClock } from '../src/platform/clock.js';
-import type { ExperimentView } from '../src/modules/experiments/schemas.js';
+import { createExperimentsReadModel } from '../src/modules/experiments/read-model.js';
 import { createResultsService } from '../src/modules/results/service.js';
 import { api, BENCH_DATABASE_URL, machine, signIn, startServer, writeSection } from './lib.js';
 
@@ -116,14 +116,15 @@ try {
 
   // The results-rollup job, as the scheduler runs it, against the server's schema; its clock is a minute and a bit
   // ahead so that the rollup lag covers everything loaded.
-  const database = await connectDatabase({ databaseUrl: BENCH_DATABASE_URL, searchPath: schema, poolSize: 2 });
+  const database = await connectDatabase({ databaseUrl: BENCH_DATABASE_URL, searchPath: schema, poolSize: 6 });
   const clock = fixedClock(new Date(Date.now() + 61_000));
-  const view = await api<ExperimentView>(server.base, 'GET', `/api/v1/experiments/${e.id}`, undefined, bearer);
+  const experiment = await createExperimentsReadModel({ db: database.db, exclusionGroups: { activeGroupOf: async () => null } }).experiment(e.id);
+  if (!experiment) throw new Error('the benchmark experiment is missing');
   const bus: Bus = { publish: async () => undefined, subscribe: () => () => undefined, close: async () => undefined };
   const job = createResultsService({
     db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: true,
     experiments: {
-      get: async () => view, list: async () => [view], recordBayesianDecision: async () => undefined, pauseAutomatically: async () => false,
+      experiment: async () => experiment, activePage: async () => [experiment], recordBayesianDecision: async () => undefined, pauseAutomatically: async () => false,
     },
   });
   const build = await timed(() => job.refresh(e.id));

@@ -162,10 +162,16 @@ export function createServices(deps: PlatformDeps) {
 
   // Statistics.
   const results = createResultsService({
-    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres', experiments,
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres',
+    experiments: {
+      experiment: experimentsReadModel.experiment,
+      activePage: experimentsReadModel.activePage,
+      recordBayesianDecision: experiments.recordBayesianDecision,
+      pauseAutomatically: experiments.pauseAutomatically,
+    },
     announceSrm: (payload) => void notifications.notify('srm_detected', payload),
   });
-  const interactions = createInteractionsService({ clock, experiments, results, tracking: trackingData });
+  const interactions = createInteractionsService({ clock, experiments: experimentsReadModel, results, tracking: trackingData });
   const power = createPowerService();
 
   // Rollout and safety.
@@ -191,7 +197,7 @@ export function createServices(deps: PlatformDeps) {
   const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
   const warehouse = createWarehouseService({
     db, audit, clock, config: config.warehouse,
-    experiment: experimentFacts(experiments.get),
+    experiment: experimentFacts(experimentsReadModel.experiment),
     onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
   });
 

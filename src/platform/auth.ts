@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Role } from '../db/schema/users.js';
+import type { Role } from './roles.js';
 import { Forbidden, NOT_ENOUGH_PERMISSIONS, Unauthorized } from './errors.js';
 
 export const API_SCOPES = ['sdk:ruleset'] as const;

@@ -5,19 +5,17 @@ import { interpretFromTemplate } from '../../src/modules/ai/interpretation.js';
 import { EFFECT_TOO_SMALL, RATE_REACHES_ONE } from '../../src/modules/ai/planning.js';
 import { sampleSizeForEffect } from '../../src/stats/index.js';
 import { experiment } from '../helpers/fixtures.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
+import { llmApp, reply, type FakeLlm, type LlmApp, type ReceivedRequest } from '../helpers/llm.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
 type Mode = 'design' | 'interpret' | 'garbage' | 'error' | 'hang';
 let mode: Mode = 'design';
-let llm: Awaited<ReturnType<typeof startHttpServer>>;
+let llm: FakeLlm;
 let t: TestApp;
 /** The same database without a language model configured. */
 let plain: UpliftApp;
 let developer: TestUser;
 let viewer: TestUser;
-
-const reply = (content: string) => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content } }] } });
 
 function respond(request: ReceivedRequest) {
   if (mode === 'error') return { status: 500, body: { error: 'down' } };
@@ -38,25 +36,15 @@ function respond(request: ReceivedRequest) {
   );
 }
 
+let app: LlmApp;
 beforeAll(async () => {
-  llm = await startHttpServer(respond);
-  t = await testApp({ env: { LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test', LLM_MODEL: 'judge-model', LLM_TIMEOUT_SECONDS: '1' } });
-  plain = await t.spawn();
-  [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
+  app = await llmApp(respond);
+  ({ llm, t, plain, developer, viewer } = app);
 });
-afterAll(async () => {
-  await t.close();
-  await llm.close();
-});
-
-const get = (url: string, user?: TestUser) => t.inject({ method: 'GET', url, headers: user?.headers });
-const post = (url: string, user: TestUser | undefined, payload?: unknown, app = t.app) =>
-  app.inject({ method: 'POST', url, headers: user?.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
-const callsDuring = async <T>(fn: () => Promise<T>): Promise<{ result: T; calls: number }> => {
-  const before = llm.requests.length;
-  const result = await fn();
-  return { result, calls: llm.requests.length - before };
-};
+afterAll(() => app.close());
+const get: LlmApp['get'] = (...args) => app.get(...args);
+const post: LlmApp['post'] = (...args) => app.post(...args);
+const callsDuring: LlmApp['callsDuring'] = (fn) => app.callsDuring(fn);
 
 describe('AI templates and sample size', () => {
   it('lists templates and gets one by id', async () => {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/platform/audit.js';
 import { systemClock } from '../../src/platform/clock.js';
 import type { UpliftApp } from '../../src/app.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { auditApp, auditedChange as auditedChangeBy } from '../helpers/audit.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 import { entryWith, openSse } from '../helpers/fakes.js';
 
 let t: TestApp;
@@ -15,23 +16,13 @@ let viewer: TestUser;
 let baseUrl: string;
 
 beforeAll(async () => {
-  t = await testApp({ env: { AUDIT_STREAM_HEARTBEAT_SECONDS: '1', COMPLIANCE_HMAC_KEY: 'test-compliance-key' } });
-  core = await t.spawn({ DEPLOYMENT_PROFILE: 'core', COMPLIANCE_HMAC_KEY: 'test-compliance-key' });
-  [admin, analyst, developer, viewer] = await Promise.all([
-    t.user({ role: 'ADMIN' }),
-    t.user({ role: 'ANALYST' }),
-    t.user({ role: 'DEVELOPER' }),
-    t.user({ role: 'VIEWER' }),
-  ]);
+  ({ t, core, admin, analyst, developer, viewer } = await auditApp());
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 });
 afterAll(() => t.close());
 
-/** Creating an API key writes one `api_key_create` audit entry by its owner, about the key. */
-async function auditedChange(user: TestUser): Promise<string> {
-  return (await t.apiKey(user)).id;
-}
+const auditedChange = (user: TestUser) => auditedChangeBy(t, user);
 
 const get = (url: string, user?: TestUser, app = t.app) => app.inject({ method: 'GET', url, headers: user?.headers });
 

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/modules/audit-logs/chain.js';
 import type { UpliftApp } from '../../src/app.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { auditApp, auditedChange as auditedChangeBy } from '../helpers/audit.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
 let core: UpliftApp;
@@ -12,21 +13,11 @@ let developer: TestUser;
 let viewer: TestUser;
 
 beforeAll(async () => {
-  t = await testApp({ env: { AUDIT_STREAM_HEARTBEAT_SECONDS: '1', COMPLIANCE_HMAC_KEY: 'test-compliance-key' } });
-  core = await t.spawn({ DEPLOYMENT_PROFILE: 'core', COMPLIANCE_HMAC_KEY: 'test-compliance-key' });
-  [admin, analyst, developer, viewer] = await Promise.all([
-    t.user({ role: 'ADMIN' }),
-    t.user({ role: 'ANALYST' }),
-    t.user({ role: 'DEVELOPER' }),
-    t.user({ role: 'VIEWER' }),
-  ]);
+  ({ t, core, admin, analyst, developer, viewer } = await auditApp());
 });
 afterAll(() => t.close());
 
-/** Creating an API key writes one `api_key_create` audit entry by its owner, about the key. */
-async function auditedChange(user: TestUser): Promise<string> {
-  return (await t.apiKey(user)).id;
-}
+const auditedChange = (user: TestUser) => auditedChangeBy(t, user);
 
 const get = (url: string, user?: TestUser, app = t.app) => app.inject({ method: 'GET', url, headers: user?.headers });
 

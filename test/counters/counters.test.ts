@@ -8,7 +8,7 @@ let admin: TestUser;
 let viewer: TestUser;
 beforeAll(async () => {
   t = await testApp();
-  [dev, admin, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'ADMIN' }), t.user()]);
+  [dev, admin, viewer] = await t.users('DEVELOPER', 'ADMIN', 'VIEWER');
 });
 afterAll(() => t.close());
 

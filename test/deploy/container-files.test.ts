@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
-const configSource = read('src/config.ts');
-/** A setting exists when src/config.ts reads it from the environment (`env.NAME` or `env, 'NAME'`). */
+/** src/config.ts parses the settings, with the parsers of src/config/. */
+const configSource = [read('src/config.ts'), ...readdirSync(new URL('../../src/config/', import.meta.url)).map((f) => read(`src/config/${f}`))].join('\n');
+/** A setting exists when the config reads it from the environment (`env.NAME` or `env, 'NAME'`). */
 const isSetting = (name: string) => new RegExp(`env\\.${name}\\b|env, '${name}'`).test(configSource);
 
 interface ComposeService { image?: string; build?: unknown; environment?: Record<string, string>; ports?: string[] }

@@ -1,43 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UNKNOWN_FLAG_KEY } from '../../src/modules/error-reports/service.js';
-import { fixedClock } from '../../src/platform/clock.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { errorsClock, flagErrorsApp, type FlagErrorsApp, type Headers, type Json } from '../helpers/flag-errors.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
-type Json = Record<string, any>;
-type Headers = Record<string, string>;
-const clock = fixedClock(new Date('2031-08-01T10:00:00.000Z'));
+const clock = errorsClock();
 
 let t: TestApp;
-let dev: TestUser;
-let analyst: TestUser;
 let viewer: TestUser;
 let root: TestUser;
-/** Keys by trust: an sdk:ruleset key of a DEVELOPER (counted), a plain key, an sdk:ruleset key of an ANALYST. */
 let trusted: Headers;
 let plain: Headers;
 let analystSdk: Headers;
+let call: FlagErrorsApp['call'];
+let createFlag: FlagErrorsApp['createFlag'];
 
 beforeAll(async () => {
-  // The clock moves hours during the file: tokens must outlive it.
-  t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
-  [dev, analyst, viewer, root] = await Promise.all([
-    t.user({ role: 'DEVELOPER' }), t.user({ role: 'ANALYST' }), t.user({ role: 'VIEWER' }), t.user({ superuser: true }),
-  ]);
-  [trusted, plain, analystSdk] = (await Promise.all([t.apiKey(dev, ['sdk:ruleset']), t.apiKey(dev), t.apiKey(analyst, ['sdk:ruleset'])])).map((k) => k.headers);
+  ({ t, viewer, root, trusted, plain, analystSdk, call, createFlag } = await flagErrorsApp(clock));
 });
 afterAll(() => t.close());
-
-function call(method: 'GET' | 'POST', url: string, headers: Headers | null, payload?: unknown) {
-  // A millisecond per call keeps audit entries in the order they were made.
-  clock.advance(1);
-  return t.inject({ method, url, ...(headers ? { headers } : {}), ...(payload === undefined ? {} : { payload: payload as Json }) });
-}
-
-async function createFlag(body: Json = {}): Promise<Json> {
-  const res = await call('POST', '/api/v1/feature-flags/', dev.headers, { key: t.unique('flag'), name: 'Flag', is_active: true, rollout_percentage: 50, ...body });
-  if (res.statusCode !== 201) throw new Error(`create flag: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
 const checkUrl = (flagId: string) => `/api/v1/safety/feature-flags/${flagId}/check`;
 const check = async (flagId: string) => (await call('GET', checkUrl(flagId), viewer.headers)).json();
 

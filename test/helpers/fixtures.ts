@@ -42,3 +42,11 @@ export interface ExperimentViewLite {
   variants: Array<{ id: string; name: string; is_control: boolean; traffic_allocation: number }>;
   metrics: Array<{ id: string; event_name: string; is_primary: boolean }>;
 }
+
+/** The body of an experiment with one control variant taking all traffic and one primary metric (not created). */
+export const singleVariantBody = (t: TestApp) => ({
+  name: 'Grouped',
+  key: t.unique('grp'),
+  variants: [{ name: 'control', is_control: true, traffic_allocation: 100 }],
+  metrics: [{ name: 'm', event_name: 'e', is_primary: true }],
+});

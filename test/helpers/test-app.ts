@@ -5,7 +5,7 @@ import { buildApp, type UpliftApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import type { Role } from '../../src/db/schema/users.js';
+import type { Role } from '../../src/platform/roles.js';
 import { fixedClock } from '../../src/platform/clock.js';
 
 export const TEST_PASSWORD = 'Passw0rd!x';
@@ -114,6 +114,16 @@ export class TestApp {
       await this.database.exec(`UPDATE users SET is_active = false WHERE id = '${view.id}'`);
     }
     return { id: view.id, email, username, token, headers: { authorization: `Bearer ${token}` } };
+  }
+
+  /** One account per role given, made together (as `user`). */
+  users(...roles: Role[]): Promise<TestUser[]> {
+    return Promise.all(roles.map((role) => this.user({ role })));
+  }
+
+  /** One request as `user` (anonymous without one), with an optional JSON body. */
+  call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, user?: TestUser, payload?: unknown): Promise<LightMyRequestResponse> {
+    return this.inject({ method, url, headers: user?.headers ?? {}, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
   }
 
   async apiKey(user: TestUser, scopes: string[] = []): Promise<{ key: string; id: string; headers: Record<string, string> }> {

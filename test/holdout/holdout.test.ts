@@ -14,18 +14,12 @@ let viewer: TestUser;
 
 beforeAll(async () => {
   t = await testApp({ clock });
-  [admin, dev, analyst, viewer] = await Promise.all([
-    t.user({ role: 'ADMIN' }),
-    t.user({ role: 'DEVELOPER' }),
-    t.user({ role: 'ANALYST' }),
-    t.user({ role: 'VIEWER' }),
-  ]);
+  [admin, dev, analyst, viewer] = await t.users('ADMIN', 'DEVELOPER', 'ANALYST', 'VIEWER');
 });
 afterAll(() => t.close());
 
 type Json = Record<string, any>;
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, user?: TestUser, payload?: unknown) =>
-  t.inject({ method, url, headers: user?.headers ?? {}, ...(payload === undefined ? {} : { payload: payload as Json }) });
+const call: TestApp['call'] = (...args) => t.call(...args);
 
 describe('global holdout', () => {
   const HOLDOUT = '/api/v1/holdout';

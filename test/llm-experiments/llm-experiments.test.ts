@@ -2,17 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpliftApp } from '../../src/app.js';
 import { NO_LLM_CONFIGURED, UNKNOWN_VARIANT } from '../../src/modules/llm-experiments/service.js';
 import { experiment } from '../helpers/fixtures.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
+import { llmApp, reply, type LlmApp, type ReceivedRequest } from '../helpers/llm.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
-let llm: Awaited<ReturnType<typeof startHttpServer>>;
 let t: TestApp;
 /** The same database without a language model configured. */
 let plain: UpliftApp;
 let developer: TestUser;
 let viewer: TestUser;
-
-const reply = (content: string) => ({ status: 200, body: { choices: [{ message: { role: 'assistant', content } }] } });
 
 /** A judge that scores by the answer: good 0.9, bad 0.2, vary-N N/10, `noscore` no JSON score, `fail` a 500. */
 function judge(request: ReceivedRequest) {
@@ -24,26 +21,16 @@ function judge(request: ReceivedRequest) {
   return reply(`Here you go: \`\`\`json\n{"score": ${answer.startsWith('good') ? 0.9 : 0.2}, "reasoning": "fine"}\n\`\`\``);
 }
 
+// This file's language model only judges.
+let app: LlmApp;
 beforeAll(async () => {
-  // This file's language model only judges.
-  llm = await startHttpServer(judge);
-  t = await testApp({ env: { LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test', LLM_MODEL: 'judge-model', LLM_TIMEOUT_SECONDS: '1' } });
-  plain = await t.spawn();
-  [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
+  app = await llmApp(judge);
+  ({ t, plain, developer, viewer } = app);
 });
-afterAll(async () => {
-  await t.close();
-  await llm.close();
-});
-
-const get = (url: string, user?: TestUser) => t.inject({ method: 'GET', url, headers: user?.headers });
-const post = (url: string, user: TestUser | undefined, payload?: unknown, app = t.app) =>
-  app.inject({ method: 'POST', url, headers: user?.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
-const callsDuring = async <T>(fn: () => Promise<T>): Promise<{ result: T; calls: number }> => {
-  const before = llm.requests.length;
-  const result = await fn();
-  return { result, calls: llm.requests.length - before };
-};
+afterAll(() => app.close());
+const get: LlmApp['get'] = (...args) => app.get(...args);
+const post: LlmApp['post'] = (...args) => app.post(...args);
+const callsDuring: LlmApp['callsDuring'] = (fn) => app.callsDuring(fn);
 
 describe('LLM experiments', () => {
   const outputs = (id: string, user: TestUser, items: Array<[string, string]>) =>

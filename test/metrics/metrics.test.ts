@@ -1,44 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../../src/platform/clock.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { errorsClock, flagErrorsApp, MINUTE, type FlagErrorsApp, type Headers } from '../helpers/flag-errors.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
-type Json = Record<string, any>;
-type Headers = Record<string, string>;
-const MINUTE = 60_000;
-const clock = fixedClock(new Date('2031-08-01T10:00:00.000Z'));
+const clock = errorsClock();
 
 let t: TestApp;
-let dev: TestUser;
 let viewer: TestUser;
-/** Keys by trust: an sdk:ruleset key of a DEVELOPER (counted) and a plain key. */
 let trusted: Headers;
 let plain: Headers;
+let call: FlagErrorsApp['call'];
+let createFlag: FlagErrorsApp['createFlag'];
+let reportErrors: FlagErrorsApp['reportErrors'];
 
 beforeAll(async () => {
-  // The clock moves hours during the file: tokens must outlive it.
-  t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
-  [dev, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);
-  [trusted, plain] = (await Promise.all([t.apiKey(dev, ['sdk:ruleset']), t.apiKey(dev)])).map((k) => k.headers);
+  ({ t, viewer, trusted, plain, call, createFlag, reportErrors } = await flagErrorsApp(clock));
 });
 afterAll(() => t.close());
-
-function call(method: 'GET' | 'POST', url: string, headers: Headers | null, payload?: unknown) {
-  // A millisecond per call keeps audit entries in the order they were made.
-  clock.advance(1);
-  return t.inject({ method, url, ...(headers ? { headers } : {}), ...(payload === undefined ? {} : { payload: payload as Json }) });
-}
-
-async function createFlag(body: Json = {}): Promise<Json> {
-  const res = await call('POST', '/api/v1/feature-flags/', dev.headers, { key: t.unique('flag'), name: 'Flag', is_active: true, rollout_percentage: 50, ...body });
-  if (res.statusCode !== 201) throw new Error(`create flag: ${res.statusCode} ${res.body}`);
-  return res.json();
-}
-
-async function reportErrors(headers: Headers, flagKey: string, count: number): Promise<void> {
-  const reports = Array.from({ length: count }, (_, i) => ({ error_type: 'TypeError', message: `boom ${i}`, feature_flag_key: flagKey }));
-  const res = await call('POST', '/api/v1/tracking/errors/batch', headers, { reports });
-  expect(res.json()).toMatchObject({ stored: count, failed: 0 });
-}
 
 describe('metrics summary', () => {
   it('reports counted error_rate and uncounted_error_count over the window, with the flags', async () => {

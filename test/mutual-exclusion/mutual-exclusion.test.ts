@@ -12,6 +12,7 @@ import {
   NOT_A_MEMBER,
   experimentNotJoinable,
 } from '../../src/modules/mutual-exclusion/service.js';
+import { singleVariantBody } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 const clock = fixedClock(new Date('2031-09-01T10:00:00.000Z'));
@@ -23,25 +24,14 @@ let viewer: TestUser;
 
 beforeAll(async () => {
   t = await testApp({ clock });
-  [admin, dev, analyst, viewer] = await Promise.all([
-    t.user({ role: 'ADMIN' }),
-    t.user({ role: 'DEVELOPER' }),
-    t.user({ role: 'ANALYST' }),
-    t.user({ role: 'VIEWER' }),
-  ]);
+  [admin, dev, analyst, viewer] = await t.users('ADMIN', 'DEVELOPER', 'ANALYST', 'VIEWER');
 });
 afterAll(() => t.close());
 
 type Json = Record<string, any>;
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, user?: TestUser, payload?: unknown) =>
-  t.inject({ method, url, headers: user?.headers ?? {}, ...(payload === undefined ? {} : { payload: payload as Json }) });
+const call: TestApp['call'] = (...args) => t.call(...args);
 
-const experimentBody = () => ({
-  name: 'Grouped',
-  key: t.unique('grp'),
-  variants: [{ name: 'control', is_control: true, traffic_allocation: 100 }],
-  metrics: [{ name: 'm', event_name: 'e', is_primary: true }],
-});
+const experimentBody = () => singleVariantBody(t);
 async function experiment(): Promise<Json> {
   const res = await call('POST', '/api/v1/experiments/', dev, experimentBody());
   expect(res.statusCode).toBe(201);

@@ -1,12 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLAG_NOT_FOUND } from '../../src/modules/feature-flags/service.js';
-import { fixedClock } from '../../src/platform/clock.js';
-import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
+import { errorsClock, flagErrorsApp, MINUTE, type FlagErrorsApp, type Headers, type Json } from '../helpers/flag-errors.js';
+import type { TestApp, TestUser } from '../helpers/test-app.js';
 
-type Json = Record<string, any>;
-type Headers = Record<string, string>;
-const MINUTE = 60_000;
-const clock = fixedClock(new Date('2031-08-01T10:00:00.000Z'));
+const clock = errorsClock();
 const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 const DEFAULT_SETTINGS = { auto_rollback_enabled: true, error_rate_threshold: 10, window_minutes: 5 };
 
@@ -16,35 +13,21 @@ let dev: TestUser;
 let analyst: TestUser;
 let viewer: TestUser;
 let root: TestUser;
-/** Keys by trust: an sdk:ruleset key of a DEVELOPER (counted), a plain key, an sdk:ruleset key of an ANALYST. */
 let trusted: Headers;
 let plain: Headers;
 let analystSdk: Headers;
+let call: FlagErrorsApp['call'];
+let createFlag: FlagErrorsApp['createFlag'];
+let reportErrors: FlagErrorsApp['reportErrors'];
 
 beforeAll(async () => {
-  // The clock moves hours during the file: tokens must outlive it.
-  t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
-  [admin, dev, analyst, viewer, root] = await Promise.all([
-    t.user({ role: 'ADMIN' }), t.user({ role: 'DEVELOPER' }), t.user({ role: 'ANALYST' }), t.user({ role: 'VIEWER' }), t.user({ superuser: true }),
-  ]);
-  [trusted, plain, analystSdk] = (await Promise.all([t.apiKey(dev, ['sdk:ruleset']), t.apiKey(dev), t.apiKey(analyst, ['sdk:ruleset'])])).map((k) => k.headers);
+  ({ t, admin, dev, analyst, viewer, root, trusted, plain, analystSdk, call, createFlag, reportErrors } = await flagErrorsApp(clock));
 });
 afterAll(() => t.close());
 
-function call(method: 'GET' | 'POST', url: string, headers: Headers | null, payload?: unknown) {
-  // A millisecond per call keeps audit entries in the order they were made.
-  clock.advance(1);
-  return t.inject({ method, url, ...(headers ? { headers } : {}), ...(payload === undefined ? {} : { payload: payload as Json }) });
-}
 async function tick(minutes: number): Promise<void> {
   clock.advance(minutes * MINUTE);
   await t.services.scheduler.runDue(clock.now());
-}
-
-async function createFlag(body: Json = {}): Promise<Json> {
-  const res = await call('POST', '/api/v1/feature-flags/', dev.headers, { key: t.unique('flag'), name: 'Flag', is_active: true, rollout_percentage: 50, ...body });
-  if (res.statusCode !== 201) throw new Error(`create flag: ${res.statusCode} ${res.body}`);
-  return res.json();
 }
 const readFlag = async (id: string) => (await call('GET', `/api/v1/feature-flags/${id}`, viewer.headers)).json();
 const configUrl = (flagId: string) => `/api/v1/safety/feature-flags/${flagId}/config`;
@@ -56,12 +39,6 @@ const configure = async (flagId: string, body: Json) => {
   if (res.statusCode !== 200) throw new Error(`configure: ${res.statusCode} ${res.body}`);
   return res.json();
 };
-
-async function reportErrors(headers: Headers, flagKey: string, count: number): Promise<void> {
-  const reports = Array.from({ length: count }, (_, i) => ({ error_type: 'TypeError', message: `boom ${i}`, feature_flag_key: flagKey }));
-  const res = await call('POST', '/api/v1/tracking/errors/batch', headers, { reports });
-  expect(res.json()).toMatchObject({ stored: count, failed: 0 });
-}
 
 async function auditOf(entityId: string): Promise<Array<{ action: string; actor_id: string | null; actor_username: string | null; details: Json | null }>> {
   return t.database.session((exec) =>

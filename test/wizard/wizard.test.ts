@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../src/platform/clock.js';
 import { ONE_CONTROL } from '../../src/modules/experiments/rules.js';
 import { DRAFT_NOT_FOUND, DRAFT_SUBMITTED } from '../../src/modules/wizard/service.js';
+import { singleVariantBody } from '../helpers/fixtures.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 const clock = fixedClock(new Date('2031-09-01T10:00:00.000Z'));
@@ -12,24 +13,14 @@ let viewer: TestUser;
 
 beforeAll(async () => {
   t = await testApp({ clock });
-  [dev, analyst, viewer] = await Promise.all([
-    t.user({ role: 'DEVELOPER' }),
-    t.user({ role: 'ANALYST' }),
-    t.user({ role: 'VIEWER' }),
-  ]);
+  [dev, analyst, viewer] = await t.users('DEVELOPER', 'ANALYST', 'VIEWER');
 });
 afterAll(() => t.close());
 
 type Json = Record<string, any>;
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, user?: TestUser, payload?: unknown) =>
-  t.inject({ method, url, headers: user?.headers ?? {}, ...(payload === undefined ? {} : { payload: payload as Json }) });
+const call: TestApp['call'] = (...args) => t.call(...args);
 
-const experimentBody = () => ({
-  name: 'Grouped',
-  key: t.unique('grp'),
-  variants: [{ name: 'control', is_control: true, traffic_allocation: 100 }],
-  metrics: [{ name: 'm', event_name: 'e', is_primary: true }],
-});
+const experimentBody = () => singleVariantBody(t);
 
 describe('wizard (deprecated)', () => {
   const WIZARD = '/api/v1/wizard';

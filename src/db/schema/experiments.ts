@@ -2,31 +2,16 @@ import { boolean, doublePrecision, index, jsonb, pgTable, text, timestamp, uniqu
 import { exactTimestamp } from './exact-timestamp.js';
 import { users } from './users.js';
 
-export const EXPERIMENT_TYPES = ['a_b', 'mv', 'split_url', 'bandit'] as const;
-export type ExperimentType = (typeof EXPERIMENT_TYPES)[number];
-export const EXPERIMENT_STATUSES = ['draft', 'active', 'paused', 'completed', 'archived'] as const;
-export type ExperimentStatus = (typeof EXPERIMENT_STATUSES)[number];
-export const CORRECTION_METHODS = ['none', 'bonferroni', 'benjamini_hochberg'] as const;
-export type CorrectionMethod = (typeof CORRECTION_METHODS)[number];
-export const METRIC_TYPES = ['conversion', 'count', 'revenue', 'duration'] as const;
-export type MetricType = (typeof METRIC_TYPES)[number];
-export const BAYESIAN_DECISIONS = ['CONTINUE', 'STOP_WINNER', 'STOP_EQUIVALENT', 'STOP_FUTILE'] as const;
-export type BayesianDecision = (typeof BAYESIAN_DECISIONS)[number];
-
-export interface SequentialTestingConfig {
-  alpha: number;
-}
-export interface BayesianConfig {
-  prior_family: string;
-  alpha: number;
-  beta: number;
-  loss_threshold: number;
-  rope: number;
-  credible_level: number;
-}
-export interface VarianceReductionConfig {
-  covariate_metric_id?: string | null;
-}
+import type {
+  BayesianConfig,
+  BayesianDecision,
+  CorrectionMethod,
+  ExperimentStatus,
+  ExperimentType,
+  MetricType,
+  SequentialTestingConfig,
+  VarianceReductionConfig,
+} from '../../modules/experiments/domain.js';
 type JsonObject = Record<string, unknown>;
 
 export const experiments = pgTable(

@@ -1,9 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, json, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import type { FlagStatus } from '../../modules/feature-flags/domain.js';
 import { users } from './users.js';
-
-export const FLAG_STATUSES = ['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const;
-export type FlagStatus = (typeof FLAG_STATUSES)[number];
 
 /**
  * Feature flags. `is_active` on the wire is `status = 'ACTIVE'`, so the two can never disagree. `targeting_rules` is

@@ -1,8 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-
-export const ROLES = ['ADMIN', 'DEVELOPER', 'ANALYST', 'VIEWER'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from '../../platform/roles.js';
 
 export const users = pgTable(
   'users',

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { toIsoMicros } from '../../db/schema/exact-timestamp.js';
-import type { ExperimentRow, ExperimentStatus, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from './domain.js';
 import { BadRequest, Conflict, Unprocessable } from '../../platform/errors.js';
 import type { ExperimentSchedule, MetricInput, VariantInput } from './schemas.js';
 import type { ExperimentChange } from './store.js';

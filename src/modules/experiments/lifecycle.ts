@@ -4,7 +4,8 @@
  */
 import type { Db, Executor } from '../../db/client.js';
 import { isoMicros } from '../../db/schema/exact-timestamp.js';
-import type { ExperimentRow, ExperimentStatus } from '../../db/schema/experiments.js';
+import type { ExperimentRow } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from './domain.js';
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Clock } from '../../platform/clock.js';

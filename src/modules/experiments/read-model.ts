@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
-import type { ExperimentRow, ExperimentStatus, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from './domain.js';
 import { collectSegmentIds } from '../../targeting/index.js';
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
@@ -43,9 +44,9 @@ export interface ExperimentsReadModelDeps {
 export type ExperimentsReadModel = ReturnType<typeof createExperimentsReadModel>;
 
 /**
- * The experiments module's reads for other modules (tracking, segments, mutual exclusion, counters, export): domain
- * types, never the HTTP response shape. It needs only the database and the exclusion groups' read model, so modules
- * the experiments service itself needs (segments) can be given it at construction.
+ * The experiments module's reads for other modules (tracking, segments, mutual exclusion, counters, export, results,
+ * interactions): domain types, never the HTTP response shape. It needs only the database and the exclusion groups'
+ * read model, so modules the experiments service itself needs (segments) can be given it at construction.
  */
 export function createExperimentsReadModel(deps: ExperimentsReadModelDeps) {
   const { db } = deps;
@@ -78,6 +79,18 @@ export function createExperimentsReadModel(deps: ExperimentsReadModelDeps) {
       if (!row) return undefined;
       const [variants, metrics] = await Promise.all([store.listVariants(db, [id]), store.listMetrics(db, [id])]);
       return { ...row, variants, metrics };
+    },
+
+    /** For results and interactions: a page of the active experiments, oldest first, with their variants and metrics. */
+    async activePage(skip: number, limit: number): Promise<Experiment[]> {
+      const rows = await store.listExperiments(db, { status: 'active', sortBy: 'created_at', sortOrder: 'asc', skip, limit });
+      const ids = rows.map((r) => r.id);
+      const [variants, metrics] = await Promise.all([store.listVariants(db, ids), store.listMetrics(db, ids)]);
+      return rows.map((row) => ({
+        ...row,
+        variants: variants.filter((v) => v.experimentId === row.id),
+        metrics: metrics.filter((m) => m.experimentId === row.id),
+      }));
     },
 
     /** For counters: whether an experiment has this id. */

@@ -2,8 +2,9 @@
  * The experiment rules beyond the request schema, as pure functions: the routes' 422s and the wizard's validate
  * step say the same things.
  */
-import type { BayesianConfig, SequentialTestingConfig } from '../../db/schema/experiments.js';
 import type { ValidationIssue } from '../../platform/errors.js';
+
+export { BAYESIAN_DEFAULTS, SEQUENTIAL_DEFAULTS } from './domain.js';
 
 export const ONE_CONTROL = 'Value error, Exactly one variant must be the control';
 export const ALLOCATIONS_SUM = 'Value error, Variant traffic allocations must add up to 100';
@@ -12,16 +13,6 @@ export const ONE_PRIMARY = 'Value error, At most one metric can be the primary m
 
 /** Allocations are percentages entered by people (33.33 + 33.33 + 33.34): a tiny float error is not an error. */
 const ALLOCATION_TOLERANCE = 1e-9;
-
-export const SEQUENTIAL_DEFAULTS: SequentialTestingConfig = { alpha: 0.05 };
-export const BAYESIAN_DEFAULTS: BayesianConfig = {
-  prior_family: 'beta',
-  alpha: 1,
-  beta: 1,
-  loss_threshold: 0.01,
-  rope: 0.01,
-  credible_level: 0.95,
-};
 
 interface VariantLike {
   name: string;

@@ -1,11 +1,5 @@
 import { Type, type Static } from 'typebox';
-import {
-  BAYESIAN_DECISIONS,
-  CORRECTION_METHODS,
-  EXPERIMENT_STATUSES,
-  EXPERIMENT_TYPES,
-  METRIC_TYPES,
-} from '../../db/schema/experiments.js';
+import { BAYESIAN_DECISIONS, CORRECTION_METHODS, EXPERIMENT_STATUSES, EXPERIMENT_TYPES, METRIC_TYPES } from './domain.js';
 import { DateTime, JsonObject, Nullable, Pagination, StringEnum, Uuid } from '../../platform/schemas.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 255 });

@@ -5,10 +5,10 @@ import {
   experiments,
   experimentVariants,
   type ExperimentRow,
-  type ExperimentStatus,
   type MetricRow,
   type VariantRow,
 } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from './domain.js';
 import type { SortField } from './schemas.js';
 import { containsPattern } from '../../db/errors.js';
 import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';

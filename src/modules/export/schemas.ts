@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { EXPERIMENT_TYPES } from '../../db/schema/experiments.js';
-import { FLAG_STATUSES } from '../../db/schema/feature-flags.js';
+import { EXPERIMENT_TYPES } from '../experiments/domain.js';
+import { FLAG_STATUSES } from '../feature-flags/domain.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 export const RECOMMENDATIONS = ['SHIP_VARIANT', 'KEEP_CONTROL', 'CONTINUE_TESTING', 'INCONCLUSIVE'] as const;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { FLAG_STATUSES } from '../../db/schema/feature-flags.js';
+import { FLAG_STATUSES } from './domain.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 export const FLAG_STATUS_VIEWS = ['active', 'inactive', 'archived'] as const;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import type { FeatureFlagRow, FlagStatus } from '../../db/schema/feature-flags.js';
+import type { FeatureFlagRow } from '../../db/schema/feature-flags.js';
+import type { FlagStatus } from './domain.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';

@@ -1,7 +1,8 @@
 import { and, arrayContains, asc, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { containsPattern } from '../../db/errors.js';
-import { featureFlags, type FeatureFlagRow, type FlagStatus } from '../../db/schema/feature-flags.js';
+import { featureFlags, type FeatureFlagRow } from '../../db/schema/feature-flags.js';
+import type { FlagStatus } from './domain.js';
 import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 
 export async function insertFlag(db: Executor, values: typeof featureFlags.$inferInsert): Promise<FeatureFlagRow> {

@@ -12,7 +12,7 @@
 import { adjust, normalCdf } from '../../stats/index.js';
 import { alphaFor } from '../results/compare.js';
 import type { CellStats } from '../results/service.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { Experiment } from '../experiments/read-model.js';
 
 export interface InteractionCell {
   variant_id: string;
@@ -36,14 +36,14 @@ export interface InteractionAnalysis {
   experiment_id: string;
   metric_id: string;
   metric_name: string;
-  correction_method: ExperimentView['correction_method'];
+  correction_method: Experiment['correctionMethod'];
   confidence_level: number;
   cells: InteractionCell[];
   tests: InteractionTest[];
 }
 
 export function interactionAnalysis(
-  x: ExperimentView, y: ExperimentView, metric: { id: string; name: string }, stats: CellStats[],
+  x: Experiment, y: Experiment, metric: { id: string; name: string }, stats: CellStats[],
 ): InteractionAnalysis {
   const cell = (vx: string, vy: string) => stats.find((s) => s.variantA === vx && s.variantB === vy);
   const cells: InteractionCell[] = x.variants.flatMap((vx) =>
@@ -54,12 +54,12 @@ export function interactionAnalysis(
       return { variant_id: vx.id, other_variant_id: vy.id, users, conversions, rate: users > 0 ? conversions / users : null };
     }));
   const rate = (vx: string, vy: string) => cells.find((c) => c.variant_id === vx && c.other_variant_id === vy)!;
-  const cx = x.variants.find((v) => v.is_control);
-  const cy = y.variants.find((v) => v.is_control);
+  const cx = x.variants.find((v) => v.isControl);
+  const cy = y.variants.find((v) => v.isControl);
   const tests: InteractionTest[] = [];
   if (cx && cy) {
-    for (const t of x.variants.filter((v) => !v.is_control)) {
-      for (const v of y.variants.filter((o) => !o.is_control)) {
+    for (const t of x.variants.filter((v) => !v.isControl)) {
+      for (const v of y.variants.filter((o) => !o.isControl)) {
         const four = [rate(t.id, v.id), rate(cx.id, v.id), rate(t.id, cy.id), rate(cx.id, cy.id)];
         const test: InteractionTest = {
           variant_id: t.id, other_variant_id: v.id, interaction: null, std_error: null, p_value: null, adjusted_p_value: null, is_significant: false,
@@ -77,8 +77,8 @@ export function interactionAnalysis(
     }
   }
   const tested = tests.filter((t) => t.p_value !== null);
-  const adjusted = adjust(tested.map((t) => t.p_value as number), x.correction_method);
-  const alpha = alphaFor(x.confidence_level);
+  const adjusted = adjust(tested.map((t) => t.p_value as number), x.correctionMethod);
+  const alpha = alphaFor(x.confidenceLevel);
   tested.forEach((t, i) => {
     t.adjusted_p_value = adjusted[i];
     t.is_significant = adjusted[i] < alpha;
@@ -87,8 +87,8 @@ export function interactionAnalysis(
     experiment_id: x.id,
     metric_id: metric.id,
     metric_name: metric.name,
-    correction_method: x.correction_method,
-    confidence_level: x.confidence_level,
+    correction_method: x.correctionMethod,
+    confidence_level: x.confidenceLevel,
     cells,
     tests,
   };

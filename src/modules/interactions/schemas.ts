@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CORRECTION_METHODS } from '../../db/schema/experiments.js';
+import { CORRECTION_METHODS } from '../experiments/domain.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 const Count = Type.Integer({ minimum: 0 });

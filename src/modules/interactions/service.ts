@@ -1,8 +1,8 @@
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest } from '../../platform/errors.js';
-import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
+import { BadRequest, NotFound } from '../../platform/errors.js';
+import type { Experiment } from '../experiments/read-model.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 import type { ResultsService } from '../results/service.js';
-import { primaryMetric } from '../results/snapshot.js';
 import type { AssignmentOverlap } from '../tracking/data.js';
 import { interactionAnalysis, type InteractionAnalysis } from './analysis.js';
 
@@ -12,7 +12,8 @@ export const INTERACTION_NOTICE =
 
 export interface InteractionsDeps {
   clock: Clock;
-  experiments: { get(id: string): Promise<ExperimentView>; list(query: ExperimentListQuery): Promise<ExperimentView[]> };
+  /** The experiments read model: one experiment, and a page of the active ones (oldest first). */
+  experiments: { experiment(id: string): Promise<Experiment | undefined>; activePage(skip: number, limit: number): Promise<Experiment[]> };
   results: Pick<ResultsService, 'interactionCells'>;
   /** Tracking's assignment counts (its data read model). */
   tracking: {
@@ -26,21 +27,28 @@ export type InteractionsService = ReturnType<typeof createInteractionsService>;
 export function createInteractionsService(deps: InteractionsDeps) {
   const { clock } = deps;
 
-  async function activeExperiments(): Promise<ExperimentView[]> {
-    const out: ExperimentView[] = [];
+  async function experiment(id: string): Promise<Experiment> {
+    const e = await deps.experiments.experiment(id);
+    if (!e) throw new NotFound(EXPERIMENT_NOT_FOUND);
+    return e;
+  }
+
+  async function activeExperiments(): Promise<Experiment[]> {
+    const out: Experiment[] = [];
     const pageSize = 500;
     for (let skip = 0; ; skip += pageSize) {
-      const page = await deps.experiments.list({ status_filter: 'active', skip, limit: pageSize, sort_by: 'created_at', sort_order: 'asc' });
+      const page = await deps.experiments.activePage(skip, pageSize);
       out.push(...page);
       if (page.length < pageSize) return out;
     }
   }
 
   /** X's primary metric among users of both, or null when X has no metric. */
-  async function analyse(x: ExperimentView, y: ExperimentView): Promise<InteractionAnalysis | null> {
-    const metric = primaryMetric(x);
+  async function analyse(x: Experiment, y: Experiment): Promise<InteractionAnalysis | null> {
+    // The primary metric, else the first (as results choose it).
+    const metric = x.metrics.find((m) => m.isPrimary) ?? x.metrics[0];
     if (!metric) return null;
-    return interactionAnalysis(x, y, metric, await deps.results.interactionCells(x, y, metric));
+    return interactionAnalysis(x, y, metric, await deps.results.interactionCells(x, y, metric.eventName));
   }
 
   return {
@@ -71,7 +79,7 @@ export function createInteractionsService(deps: InteractionsDeps) {
     /** Both directions: A's primary metric across B's variants, and B's across A's. */
     async pair(aId: string, bId: string) {
       if (aId.toLowerCase() === bId.toLowerCase()) throw new BadRequest(SAME_EXPERIMENT);
-      const [a, b] = await Promise.all([deps.experiments.get(aId), deps.experiments.get(bId)]);
+      const [a, b] = await Promise.all([experiment(aId), experiment(bId)]);
       const [overlap] = await deps.tracking.assignmentOverlaps([a.id, b.id]);
       const analyses = [await analyse(a, b), await analyse(b, a)].filter((x): x is InteractionAnalysis => x !== null);
       return {

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { EXPERIMENT_STATUSES } from '../../db/schema/experiments.js';
+import { EXPERIMENT_STATUSES } from '../experiments/domain.js';
 import { MUTEX_GROUP_STATUSES } from '../../db/schema/mutual-exclusion.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import type { ExperimentStatus } from '../../db/schema/experiments.js';
+import type { ExperimentStatus } from '../experiments/domain.js';
 import type { MutexGroupRow } from '../../db/schema/mutual-exclusion.js';
 import type { AuditLog } from '../../platform/audit.js';
 import { hasRole, type Actor } from '../../platform/auth.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { CORRECTION_METHODS } from '../../db/schema/experiments.js';
+import { CORRECTION_METHODS } from '../experiments/domain.js';
 import { Nullable, StringEnum } from '../../platform/schemas.js';
 
 /** Spec, power calculator bounds: sizes and traffic at most 10^12 (422 less_than_equal), at most 100 variants. */

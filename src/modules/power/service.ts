@@ -2,7 +2,7 @@
  * The power calculator (spec, "Power calculator routes"): sample size, minimum detectable effect and runtime for a
  * two-sided test of two proportions (src/stats/power.ts), and a plan with built-in advice.
  */
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import { Unprocessable, type Loc } from '../../platform/errors.js';
 import {
   minimumDetectableEffect, runtimeDays, sampleSizeTwoProportions, treatmentRateFor, type PowerFailureReason,

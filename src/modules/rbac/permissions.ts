@@ -1,4 +1,4 @@
-import type { Role } from '../../db/schema/users.js';
+import type { Role } from '../../platform/roles.js';
 
 /**
  * Custom roles are stored and displayed only (spec "What the service does", 1): nothing here is consulted by an

@@ -2,11 +2,10 @@
  * Beta-Binomial analysis of the primary metric's conversion rate with the experiment's bayesian_config
  * (src/stats/bayesian.ts): posteriors, probability to beat the control, expected loss, ROPE and a decision.
  */
-import type { BayesianConfig, BayesianDecision } from '../../db/schema/experiments.js';
+import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from '../experiments/domain.js';
 import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../../stats/index.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
-import { BAYESIAN_DEFAULTS } from '../experiments/rules.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { finite, type Interval } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
 import type { BayesianBlock } from './schemas.js';
@@ -27,7 +26,7 @@ function overall(decisions: BayesianDecision[]): BayesianDecision {
 }
 
 /** null when there is no primary metric or no control. */
-export function bayesianBlock(e: ExperimentView, totals: Map<string, ArmTotals>): BayesianBlock | null {
+export function bayesianBlock(e: AnalysedExperiment, totals: Map<string, ArmTotals>): BayesianBlock | null {
   const metric = primaryMetric(e);
   const control = controlOf(e);
   if (!metric || !control) return null;

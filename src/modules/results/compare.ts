@@ -4,7 +4,7 @@
  * treatment of the metric.
  */
 import { adjust, compareProportions, fisherExactTwoSided, normalQuantile, summaryFromSums, welchTTest, type SampleSummary } from '../../stats/index.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import type { ArmTotals, Variant } from './snapshot.js';
 import { totalsOf } from './snapshot.js';
 import type { VariantResult } from './schemas.js';

@@ -3,7 +3,7 @@
  * history of the metric named by variance_reduction_config.covariate_metric_id; stored correction and level apply.
  */
 import { adjust, cupedCompare, type CupedStats } from '../../stats/index.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, finite, type Interval } from './compare.js';
 import type { CupedSums } from './store.js';
 import { controlOf, type Metric } from './snapshot.js';
@@ -18,7 +18,7 @@ export type CupedComparison = CupedResult['metrics'][number]['comparisons'][numb
 export type CupedMetric = CupedResult['metrics'][number];
 
 /** The covariate metric named by the experiment's config, or why there is none. */
-export function covariateOf(e: ExperimentView): { metric: Metric } | { reason: CupedUnavailable } {
+export function covariateOf(e: AnalysedExperiment): { metric: Metric } | { reason: CupedUnavailable } {
   const id = (e.variance_reduction_config as { covariate_metric_id?: string | null } | null)?.covariate_metric_id;
   if (!id) return { reason: 'no_covariate_metric' };
   const metric = e.metrics.find((m) => m.id === id);
@@ -33,7 +33,7 @@ const statsOf = (s: CupedSums | undefined): CupedStats => ({
  * Each treatment of one conversion metric against the control, or the reason it cannot be computed (`reason` given:
  * for the whole metric). corrected_p_value adjusts the computable treatments' p-values together.
  */
-export function cupedMetric(e: ExperimentView, metric: Metric, sums: CupedSums[], reason: CupedUnavailable | null): CupedMetric {
+export function cupedMetric(e: AnalysedExperiment, metric: Metric, sums: CupedSums[], reason: CupedUnavailable | null): CupedMetric {
   const control = controlOf(e);
   const byVariant = new Map(sums.map((s) => [s.variantId, s]));
   const level = e.confidence_level;

@@ -3,7 +3,7 @@
  * sample-ratio check and the recommendation from the primary metric.
  */
 import { srmChiSquare, SRM_P_THRESHOLD } from '../../stats/index.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { finite, type VariantResult } from './compare.js';
 import type { SrmBlock, Summary } from './schemas.js';
 import type { Metric } from './snapshot.js';
@@ -18,7 +18,7 @@ export type Recommendation = (typeof RECOMMENDATIONS)[number];
  * experiments (allocation moves on purpose), fewer than two variants, or no assignments.
  */
 export function srmBlock(
-  e: ExperimentView, users: Map<string, number>, extra: Pick<SrmBlock, 'sequential' | 'diagnosis' | 'auto_pause'>,
+  e: AnalysedExperiment, users: Map<string, number>, extra: Pick<SrmBlock, 'sequential' | 'diagnosis' | 'auto_pause'>,
 ): SrmBlock | null {
   if (e.experiment_type === 'bandit') return null;
   const observed = e.variants.map((v) => users.get(v.id) ?? 0);

@@ -2,8 +2,8 @@
  * The results payload (spec, "Results payload") from an experiment and its snapshot: pure, so every number can be
  * checked against src/stats directly.
  */
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { bayesianBlock } from './bayesian.js';
 import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';
 import { judge, srmBlock } from './judgement.js';
@@ -24,13 +24,13 @@ export type { ResultsPayload };
 export type MetricResult = ResultsPayload['metrics'][number];
 
 /** Spec, "How results are judged" 4: sequential testing embedded at the stored alpha, control vs first treatment. */
-export function storedSequentialAlpha(e: ExperimentView): number {
+export function storedSequentialAlpha(e: AnalysedExperiment): number {
   const alpha = (e.sequential_testing_config as { alpha?: number } | null)?.alpha;
   return typeof alpha === 'number' ? alpha : 0.05;
 }
 
 /** Users exposed to more than one variant, per assigned variant (snapshot.excludedAssignments). */
-export function diagnosticsOf(e: ExperimentView, snapshot: Snapshot): Diagnostics {
+export function diagnosticsOf(e: AnalysedExperiment, snapshot: Snapshot): Diagnostics {
   const users = assignedUsers({ assignments: snapshot.excludedAssignments ?? [], metrics: {} });
   const excluded = [...users.values()].reduce((a, b) => a + b, 0);
   return {
@@ -41,7 +41,7 @@ export function diagnosticsOf(e: ExperimentView, snapshot: Snapshot): Diagnostic
 }
 
 export function buildResults(
-  e: ExperimentView, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, computedAt: Date, autoPause = false,
+  e: AnalysedExperiment, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, computedAt: Date, autoPause = false,
 ): ResultsPayload {
   const metrics = e.metrics.map((m): MetricResult => {
     const kind = metricKind(m.metric_type);

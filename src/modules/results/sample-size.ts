@@ -4,9 +4,9 @@
  * correction.
  */
 import { achievedPower, sampleSizeTwoProportions } from '../../stats/index.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import { Unprocessable } from '../../platform/errors.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, finite } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
 import type { SampleSizeQuery, SampleSizeResult } from './schemas.js';
@@ -25,7 +25,7 @@ export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 
 export type { SampleSizeQuery, SampleSizeResult };
 
 /** Why the plan is only a guide for this experiment's design (none of these break the fixed-horizon formula's use). */
-function guideOnlyReasons(e: ExperimentView): SampleSizeResult['guide_only_reasons'] {
+function guideOnlyReasons(e: AnalysedExperiment): SampleSizeResult['guide_only_reasons'] {
   const reasons: SampleSizeResult['guide_only_reasons'] = [];
   if (e.experiment_type === 'bandit') reasons.push('adaptive_allocation');
   if (new Set(e.variants.map((v) => v.traffic_allocation)).size > 1) reasons.push('unequal_allocation');
@@ -38,7 +38,7 @@ function guideOnlyReasons(e: ExperimentView): SampleSizeResult['guide_only_reaso
  * The plan for an experiment from its current totals. Nothing to plan from gives unavailable_reason; a requested
  * baseline that cannot be planned is the caller's mistake (422). The smallest variant is the current size.
  */
-export function sampleSizePlan(e: ExperimentView, totals: Map<string, ArmTotals>, query: SampleSizeQuery): SampleSizeResult {
+export function sampleSizePlan(e: AnalysedExperiment, totals: Map<string, ArmTotals>, query: SampleSizeQuery): SampleSizeResult {
   const metric = primaryMetric(e);
   const control = controlOf(e);
   const confidenceLevel = query.confidence_level ?? e.confidence_level;

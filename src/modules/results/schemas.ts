@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { BAYESIAN_DECISIONS, CORRECTION_METHODS, EXPERIMENT_STATUSES } from '../../db/schema/experiments.js';
+import { BAYESIAN_DECISIONS, CORRECTION_METHODS, EXPERIMENT_STATUSES } from '../experiments/domain.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 import { CUPED_UNAVAILABLE } from './cuped.js';
 import { RECOMMENDATIONS } from './judgement.js';

@@ -4,8 +4,8 @@
  * segment breakdown route reports counts only.
  */
 import { bonferroni } from '../../stats/index.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, meanOf, metricKind, variantResults, type VariantResult } from './compare.js';
 import type { SegmentStats } from './store.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
@@ -45,7 +45,7 @@ export type SegmentMetric = Breakdown['segments'][number]['metrics'][number];
  * together by Bonferroni (the experiment's own correction does not apply here).
  */
 export function segmentedResults(
-  e: ExperimentView, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
+  e: AnalysedExperiment, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
 ): SegmentedResults {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);
@@ -81,7 +81,7 @@ export type { SegmentCounts };
 
 /** Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for. */
 export function segmentCounts(
-  e: ExperimentView, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
+  e: AnalysedExperiment, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
 ): SegmentCounts {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);

@@ -3,7 +3,7 @@
  * (src/stats/sequential.ts), valid however often the results are looked at.
  */
 import { confidenceSequenceTwoProportions, msprtTwoProportions } from '../../stats/index.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import { finite, type Interval } from './compare.js';
 import { DEFAULT_MDE } from './sample-size.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals, type Variant } from './snapshot.js';
@@ -21,7 +21,7 @@ export type SequentialComparison = SequentialBlock['comparisons'][number];
  * metric, control or treatment.
  */
 export function sequentialBlock(
-  e: ExperimentView, totals: Map<string, ArmTotals>, alpha: number, treatments: readonly Variant[],
+  e: AnalysedExperiment, totals: Map<string, ArmTotals>, alpha: number, treatments: readonly Variant[],
 ): SequentialBlock | null {
   const metric = primaryMetric(e);
   const control = controlOf(e);

@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { sqlState } from '../../db/errors.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
-import type { CorrectionMethod } from '../../db/schema/experiments.js';
+import type { CorrectionMethod } from '../experiments/domain.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, DomainError, NotFound, NotImplemented } from '../../platform/errors.js';
-import type { ExperimentListQuery, ExperimentView } from '../experiments/schemas.js';
+import type { Experiment } from '../experiments/read-model.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import { bayesianBlock } from './bayesian.js';
 import { metricKind } from './compare.js';
 import { covariateOf, cupedMetric } from './cuped.js';
 import { dailyResults } from './daily.js';
+import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
 import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsPayload } from './payload.js';
 import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
@@ -71,13 +72,7 @@ export interface ResultsDeps {
    * connections, reading one snapshot. Embedded PGlite has one connection and runs them one after the other.
    */
   parallel?: boolean;
-  experiments: {
-    get(id: string): Promise<ExperimentView>;
-    list(query: ExperimentListQuery): Promise<ExperimentView[]>;
-    recordBayesianDecision(id: string, decision: ExperimentView['bayesian_decision']): Promise<void>;
-    /** Pauses a running experiment as the system (audited as a pause); false when it was no longer active. */
-    pauseAutomatically(id: string): Promise<boolean>;
-  };
+  experiments: ResultsExperiments;
   /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
   announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean }) => void;
 }
@@ -93,7 +88,7 @@ export type ResultsService = ReturnType<typeof createResultsService>;
 /** Per-cell statistics of two experiments, as `interactionCells` answers them (read model for interactions). */
 export type { CellStats } from './store.js';
 
-const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.event_name))];
+const eventNames = (e: AnalysedExperiment) => [...new Set(e.metrics.map((m) => m.event_name))];
 
 /**
  * Cache keys. `live` entries carry the experiment's updated_at, so any change to it (settings, metrics, status) is a
@@ -102,7 +97,7 @@ const eventNames = (e: ExperimentView) => [...new Set(e.metrics.map((m) => m.eve
  */
 const prefix = (id: string) => `results:${id}:`;
 const livePrefix = (id: string) => `${prefix(id)}live:`;
-const liveKey = (e: ExperimentView, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
+const liveKey = (e: AnalysedExperiment, part: string) => `${livePrefix(e.id)}${e.updated_at}:${part}`;
 /** A free text in a cache key, as a fixed-length digest. */
 const keyPart = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
@@ -114,7 +109,9 @@ export function createResultsService(deps: ResultsDeps) {
   });
   deps.bus.subscribe(EXPERIMENT_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
-  const ttl = (e: ExperimentView) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
+  const experiment = (id: string) => readExperiment(deps.experiments, id);
+
+  const ttl = (e: AnalysedExperiment) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
 
   async function cached<T>(key: string, ttlSeconds: number, useCache: boolean, compute: () => Promise<T>): Promise<T> {
     if (useCache) {
@@ -141,7 +138,7 @@ export function createResultsService(deps: ResultsDeps) {
    * refreshes of one experiment from any process take turns per stream, each window is added exactly once, and the
    * streams of a first build run at once.
    */
-  async function refresh(e: ExperimentView): Promise<void> {
+  async function refresh(e: AnalysedExperiment): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
     const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
@@ -183,7 +180,7 @@ export function createResultsService(deps: ResultsDeps) {
     if (running) return running;
     const run = (async () => {
       try {
-        await refresh(await deps.experiments.get(id));
+        await refresh(await experiment(id));
       } catch {
         // Another read asks again; the results-rollup job retries running experiments every minute.
       } finally {
@@ -203,7 +200,7 @@ export function createResultsService(deps: ResultsDeps) {
    * connection, importing the snapshot), for the first computation.
    */
   async function consistentRead<T>(
-    e: ExperimentView,
+    e: Pick<AnalysedExperiment, 'id' | 'status'>,
     read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
   ): Promise<T> {
     const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
@@ -238,7 +235,7 @@ export function createResultsService(deps: ResultsDeps) {
    * A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. With no
    * rollup yet (a first computation), the assignments and each metric are read at once.
    */
-  const loadSnapshot = async (e: ExperimentView): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
+  const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
     consistentRead(e, async (tx, watermark, excluded, fork) => {
       const metrics: Snapshot['metrics'] = {};
       let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
@@ -263,29 +260,29 @@ export function createResultsService(deps: ResultsDeps) {
       return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
     });
 
-  const snapshotOf = (e: ExperimentView, useCache: boolean) =>
+  const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
     cached(liveKey(e, 'snapshot'), ttl(e), useCache, () => loadSnapshot(e));
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
-  const loadSegmentStats = (e: ExperimentView, attribute: string, names: string[]) =>
+  const loadSegmentStats = (e: AnalysedExperiment, attribute: string, names: string[]) =>
     consistentRead(e, async (tx, _watermark, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
       for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
     });
 
-  const optionsOf = (e: ExperimentView, q: { correction_method?: CorrectionMethod; confidence_level?: number }): ResultsOptions => ({
+  const optionsOf = (e: AnalysedExperiment, q: { correction_method?: CorrectionMethod; confidence_level?: number }): ResultsOptions => ({
     correction_method: q.correction_method ?? e.correction_method,
     // Rounded to 0.001 for the computation and the cache key alike, so free query values share a few entries.
     confidence_level: q.confidence_level === undefined ? e.confidence_level : Math.round(q.confidence_level * 1000) / 1000,
   });
 
-  async function segmented(e: ExperimentView, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
+  async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNames(e)), confidenceLevel);
   }
 
   /** The payload at the given options; a read only (the rollup job records what follows from it). */
-  async function compute(e: ExperimentView, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
+  async function compute(e: AnalysedExperiment, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
     const options = optionsOf(e, q);
     const snapshot = await snapshotOf(e, useCache);
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
@@ -293,7 +290,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
-    const e = await deps.experiments.get(id);
+    const e = await experiment(id);
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
     const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : keyPart(q.breakdown)}`);
@@ -305,7 +302,7 @@ export function createResultsService(deps: ResultsDeps) {
    * (a result only: nothing stops the experiment on it); a sequential SRM is alerted once per experiment and, when the
    * experiment opted in, pauses it once (a person who resumes it decides).
    */
-  async function evaluate(e: ExperimentView): Promise<void> {
+  async function evaluate(e: AnalysedExperiment): Promise<void> {
     const payload = await compute(e, {}, false);
     await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), payload, ttl(e));
     const decision = payload.bayesian_results?.bayesian_decision ?? null;
@@ -316,7 +313,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
-  const loadCupedSums = (e: ExperimentView, covariate: Metric, metrics: Metric[]) =>
+  const loadCupedSums = (e: AnalysedExperiment, covariate: Metric, metrics: Metric[]) =>
     consistentRead(e, async (tx, _watermark, excluded) => {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
@@ -334,23 +331,23 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** preValidation of routes where an unknown experiment is 404 whatever the other parameters (spec, sample-size). */
     async requireExperiment(id: string): Promise<void> {
-      if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) await deps.experiments.get(id);
+      if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) await experiment(id);
     },
 
     async invalidate(id: string): Promise<{ message: string }> {
-      await deps.experiments.get(id);
+      await experiment(id);
       await cache.deletePrefix(prefix(id));
       return { message: 'Cached results cleared' };
     },
 
     async sampleSize(id: string, q: SampleSizeQuery) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const snapshot = await snapshotOf(e, true);
       return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
     },
 
     async sequential(id: string, alpha: number | undefined) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const snapshot = await snapshotOf(e, true);
       const effective = alpha ?? storedSequentialAlpha(e);
       const block = sequentialBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), effective, treatmentsOf(e));
@@ -367,7 +364,7 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async bayesian(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       if (!e.bayesian_enabled) throw new BadRequest(BAYESIAN_NOT_ENABLED);
       const snapshot = await snapshotOf(e, true);
       const block = bayesianBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''));
@@ -376,12 +373,12 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async postStratification(id: string): Promise<never> {
-      await deps.experiments.get(id);
+      await experiment(id);
       throw new NotImplemented(POST_STRATIFICATION_NOT_IMPLEMENTED);
     },
 
     async cuped(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       return cached(liveKey(e, 'cuped'), ttl(e), true, async () => {
         const covariate = covariateOf(e);
         const conversionMetrics = e.metrics.filter((m) => metricKind(m.metric_type) === 'conversion');
@@ -406,7 +403,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** Counts per segment (no test); a draft has no assignments to break down (400). */
     async segmentBreakdown(id: string, attribute: string, q: { metric_id?: string; skip_cache?: boolean }) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       if (e.status === 'draft') throw new BadRequest(SEGMENTS_OF_DRAFT);
       let metrics: Metric[] = e.metrics;
       if (q.metric_id !== undefined) {
@@ -419,14 +416,14 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
     async daily(id: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const compute = async () => dailyResults(e, await snapshotOf(e, false), clock.now());
       return deps.cacheEnabled ? cached(routeKey(id, 'daily'), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** GET /experiments/{id}/segmented-results/{segment_by}: tested per segment, at the stored level. */
     async segmentedResults(id: string, attribute: string) {
-      const e = await deps.experiments.get(id);
+      const e = await experiment(id);
       const compute = async () => ({
         experiment_id: e.id, ...(await segmented(e, attribute, e.confidence_level)), analysis_status: 'ga' as const, computed_at: clock.now().toISOString(),
       });
@@ -434,8 +431,8 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
-    async interactionCells(a: ExperimentView, b: ExperimentView, metric: Metric) {
-      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, metric.event_name, excluded));
+    async interactionCells(a: Pick<Experiment, 'id' | 'status'>, b: Pick<Experiment, 'id'>, eventName: string) {
+      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
     },
 
     /**
@@ -467,8 +464,8 @@ export function createResultsService(deps: ResultsDeps) {
     async refreshActive(): Promise<void> {
       const pageSize = 500;
       for (let skip = 0; ; skip += pageSize) {
-        const page = await deps.experiments.list({ status_filter: 'active', skip, limit: pageSize, sort_by: 'created_at', sort_order: 'asc' });
-        for (const e of page) {
+        const page = await deps.experiments.activePage(skip, pageSize);
+        for (const e of page.map(analysedExperiment)) {
           await refresh(e);
           await evaluate(e);
         }
@@ -478,7 +475,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** Brings one experiment's rollups up to date now (what the results-rollup job does before evaluating it). */
     async refresh(id: string): Promise<void> {
-      await refresh(await deps.experiments.get(id));
+      await refresh(await experiment(id));
     },
 
     /** Waits for the background rollups this process is building (tests, shutdown). */
@@ -487,13 +484,13 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     async srmSettings(id: string): Promise<SrmSettings> {
-      await deps.experiments.get(id);
+      await experiment(id);
       return srm.settings(id);
     },
 
     /** PUT /results/{id}/srm-settings: the auto-pause opt-in; audited; the cached results show it at once. */
     async updateSrmSettings(actor: AuditActor, id: string, body: SrmSettingsBody): Promise<SrmSettings> {
-      await deps.experiments.get(id);
+      await experiment(id);
       const settings = await srm.update(actor, id, body);
       await cache.deletePrefix(prefix(id));
       return settings;

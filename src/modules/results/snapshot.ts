@@ -1,4 +1,4 @@
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import type { AssignmentDay, ContextCount, GroupStats, MetricDay } from './store.js';
 
 /**
@@ -18,8 +18,8 @@ export interface Snapshot {
 /** Sufficient statistics of one variant for one metric. */
 export type ArmTotals = GroupStats;
 
-export type Variant = ExperimentView['variants'][number];
-export type Metric = ExperimentView['metrics'][number];
+export type Variant = AnalysedExperiment['variants'][number];
+export type Metric = AnalysedExperiment['metrics'][number];
 
 const EMPTY: ArmTotals = { users: 0, converters: 0, eventCount: 0, countSquares: 0, valueSum: 0, valueSquares: 0 };
 
@@ -69,10 +69,10 @@ export function daysOf(snapshot: Snapshot): string[] {
 export const metricHeader = (m: Metric) => ({ metric_id: m.id, metric_name: m.name, metric_type: m.metric_type, is_primary: m.is_primary });
 
 /** The metric results are judged on: the one flagged primary, else the first. */
-export const primaryMetric = (e: ExperimentView): Metric | undefined => e.metrics.find((m) => m.is_primary) ?? e.metrics[0];
-export const controlOf = (e: ExperimentView): Variant | undefined => e.variants.find((v) => v.is_control);
+export const primaryMetric = (e: AnalysedExperiment): Metric | undefined => e.metrics.find((m) => m.is_primary) ?? e.metrics[0];
+export const controlOf = (e: AnalysedExperiment): Variant | undefined => e.variants.find((v) => v.is_control);
 /** Treatments in created order (the view lists variants by created_at, then id). */
-export const treatmentsOf = (e: ExperimentView): Variant[] => e.variants.filter((v) => !v.is_control);
+export const treatmentsOf = (e: AnalysedExperiment): Variant[] => e.variants.filter((v) => !v.is_control);
 
 /** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
 export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {

@@ -5,7 +5,7 @@
 import type { Db } from '../../db/client.js';
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
-import type { ExperimentView } from '../experiments/schemas.js';
+import type { AnalysedExperiment } from './experiment.js';
 import type { SrmBlock, SrmSettings, SrmSettingsBody } from './schemas.js';
 import * as srmState from './srm-state.js';
 
@@ -32,7 +32,7 @@ export function createSrmGuard(deps: SrmGuardDeps) {
     autoPause: async (id: string) => (await srmState.readSrmState(db, id)).autoPause,
 
     /** After a rollup of a running experiment: a sequential SRM is alerted once and pauses an opted-in experiment once. */
-    async onRollup(e: ExperimentView, srm: SrmBlock | null): Promise<void> {
+    async onRollup(e: AnalysedExperiment, srm: SrmBlock | null): Promise<void> {
       const sequential = srm?.sequential;
       if (!sequential?.warning || e.status !== 'active') return;
       const now = clock.now();

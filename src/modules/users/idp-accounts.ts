@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import type { Role, UserRow } from '../../db/schema/users.js';
+import type { UserRow } from '../../db/schema/users.js';
+import type { Role } from '../../platform/roles.js';
 import { SYSTEM_ACTOR, type AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';

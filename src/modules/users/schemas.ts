@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ROLES } from '../../db/schema/users.js';
+import { ROLES } from '../../platform/roles.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 const Username = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\S(.*\\S)?$' });

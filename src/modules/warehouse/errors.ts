@@ -1,4 +1,4 @@
-import type { Role } from '../../db/schema/users.js';
+import type { Role } from '../../platform/roles.js';
 import { hasRole, type Actor } from '../../platform/auth.js';
 import { Conflict, DomainError, Forbidden, NotFound } from '../../platform/errors.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Role } from '../../db/schema/users.js';
+import type { Role } from '../../platform/roles.js';
 import { actorOf, signedIn } from '../../platform/auth.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';

@@ -1,4 +1,4 @@
-import type { Role } from '../../../db/schema/users.js';
+import type { Role } from '../../../platform/roles.js';
 
 /** Highest first: a member of several mapped groups gets the highest of their roles. */
 const RANK: readonly Role[] = ['ADMIN', 'DEVELOPER', 'ANALYST', 'VIEWER'];

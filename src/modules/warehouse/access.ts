@@ -1,0 +1,88 @@
+/**
+ * What the parts of the warehouse service share (connections, sources, analyses, run execution): the deployment's
+ * limits, the process's state, and the helpers that guard credentials, find a connection and open a session.
+ */
+import type { WarehouseConfig } from '../../config.js';
+import type { Db, Executor } from '../../db/client.js';
+import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
+import type { AuditLog } from '../../platform/audit.js';
+import type { Clock } from '../../platform/clock.js';
+import { WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import type { Keyring } from './credentials.js';
+import { CONNECTION_NOT_FOUND, credentialsUnavailable, credentialsUndecryptable, warehouseBusy } from './errors.js';
+import type { JobGate } from './runs.js';
+import * as store from './store.js';
+import type { WarehouseType } from './types.js';
+
+/** Spec limits: connection tests and source validation each have a 30-second limit. */
+export const CHECK_SECONDS = 30;
+export const DEFAULT_QUERY_TIMEOUT_SECONDS = 300;
+export const DEFAULT_MAX_RUNS_PER_DAY = 20;
+/** A run is one diagnostics statement plus at most 10 metrics (spec limits). */
+export const STATEMENTS_PER_RUN_MAX = 11;
+export const PREVIEW_DAYS = 7;
+export const DAY_MS = 86_400_000;
+
+export const EDITORS = ['ADMIN', 'DEVELOPER'] as const;
+export const READERS = ['ADMIN', 'DEVELOPER', 'ANALYST'] as const;
+
+export interface WarehouseContext {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  config: WarehouseConfig;
+  drivers: Record<WarehouseType, Driver>;
+  /** undefined when no WAREHOUSE_CREDENTIALS_KEYS are configured. */
+  keyring: Keyring | undefined;
+  gate: JobGate;
+  /** Sessions of runs executing in this process: shutdown cancels their statements rather than wait for them. */
+  running: Set<WarehouseSession>;
+  /** Shutdown began: no statement is sent any more. */
+  stopping: boolean;
+}
+
+export type WarehouseAccess = ReturnType<typeof createWarehouseAccess>;
+
+export function createWarehouseAccess(ctx: WarehouseContext) {
+  const { db, config, drivers, keyring, gate } = ctx;
+
+  function keys(): Keyring {
+    if (!keyring) throw credentialsUnavailable();
+    return keyring;
+  }
+
+  function openCredentials(row: WarehouseConnectionRow): Credentials | undefined {
+    return keys().open(row.encryptedCredentials, row.id);
+  }
+
+  async function connectionCredentials(row: WarehouseConnectionRow): Promise<Credentials> {
+    const credentials = openCredentials(row);
+    if (!credentials) throw credentialsUndecryptable();
+    return credentials;
+  }
+
+  async function connectionOr404(id: string, forUpdate = false, executor: Executor = db) {
+    const row = await store.findConnection(executor, id, forUpdate);
+    if (!row) throw CONNECTION_NOT_FOUND();
+    return row;
+  }
+
+  /** Takes one of this process's warehouse jobs for `work`, or refuses at once (429 warehouse_busy). */
+  async function withJob<T>(work: () => Promise<T>): Promise<T> {
+    const release = gate.tryAcquire();
+    if (!release) throw warehouseBusy();
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
+  async function openSession(type: WarehouseType, settings: Record<string, unknown>, credentials: Credentials, seconds: number): Promise<WarehouseSession> {
+    const driver = drivers[type];
+    if (!(await driver.load())) throw new WarehouseError('connector_unavailable', 'The driver of this warehouse type is not installed');
+    return driver.open(settings, credentials, { connectTimeoutSeconds: seconds, duckdbDir: config.duckdbDir });
+  }
+
+  return { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession };
+}

@@ -1,0 +1,93 @@
+/** The warehouse service's input checks beyond the request schema (pure; each throws or returns 422 issues). */
+import { Unprocessable, type Loc, type ValidationIssue } from '../../platform/errors.js';
+import type { FieldSpec } from './connectors/types.js';
+import { FILTER_TEXT, IDENTIFIER_RULES, isIdentifier, parseTable } from './identifiers.js';
+import type { Window } from './plan.js';
+import type { SourceCreate } from './schemas.js';
+import type { WarehouseType } from './types.js';
+
+/** A window time as sent: without an offset it is read as UTC (spec "Analysis request"). */
+export function parseWindowTime(text: string, loc: Loc): Date {
+  const withZone = /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
+  const date = new Date(withZone.replace(' ', 'T'));
+  if (Number.isNaN(date.getTime())) throw new Unprocessable({ type: 'datetime_parsing', loc, msg: 'Input should be a valid datetime' });
+  return date;
+}
+
+export function checkFields(specs: Record<string, FieldSpec>, values: Record<string, unknown>, loc: Loc): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const key of Object.keys(values)) {
+    if (!(key in specs)) issues.push({ type: 'extra_forbidden', loc: [...loc, key], msg: 'Extra inputs are not permitted' });
+  }
+  for (const [key, spec] of Object.entries(specs)) {
+    const value = values[key];
+    const at = [...loc, key];
+    if (value === undefined || value === null || value === '') {
+      if (spec.required) issues.push({ type: 'missing', loc: at, msg: 'Field required' });
+      continue;
+    }
+    if (spec.kind === 'string') {
+      if (typeof value !== 'string') issues.push({ type: 'string_type', loc: at, msg: 'Input should be a valid string' });
+      else if (spec.maxLength && value.length > spec.maxLength) {
+        issues.push({ type: 'string_too_long', loc: at, msg: `String should have at most ${spec.maxLength} characters`, ctx: { max_length: spec.maxLength } });
+      }
+    } else if (spec.kind === 'integer') {
+      if (typeof value !== 'number' || !Number.isInteger(value)) issues.push({ type: 'int_type', loc: at, msg: 'Input should be a valid integer' });
+      else if ((spec.min !== undefined && value < spec.min) || (spec.max !== undefined && value > spec.max)) {
+        issues.push({ type: 'int_range', loc: at, msg: `Input should be from ${spec.min} to ${spec.max}` });
+      }
+    } else if (typeof value !== 'boolean') {
+      issues.push({ type: 'bool_type', loc: at, msg: 'Input should be a valid boolean' });
+    }
+  }
+  return issues;
+}
+
+export type SourceFields = Omit<SourceCreate, 'connection_id' | 'kind'>;
+
+/** Checks a source definition against the warehouse's identifier rules and the issue's column conventions. */
+export function checkSource(type: WarehouseType, kind: 'assignment' | 'metric', source: SourceFields): void {
+  const issues: ValidationIssue[] = [];
+  const rule = IDENTIFIER_RULES[type];
+  if (!parseTable(type, source.table)) {
+    issues.push({ type: 'table_name', loc: ['body', 'table'], msg: `Expected a fully qualified ${rule.tableForm}, each part a valid identifier for this warehouse` });
+  }
+  const required = kind === 'assignment' ? ['unit_id', 'variant', 'exposed_at'] : ['unit_id', 'event_at', ...(source.metric_type === 'mean' ? ['value'] : [])];
+  const allowed = kind === 'assignment' ? required : ['unit_id', 'event_at', 'value'];
+  const columns = source.columns as Record<string, string | undefined>;
+  for (const key of required) {
+    if (!columns[key]) issues.push({ type: 'missing', loc: ['body', 'columns', key], msg: 'Field required' });
+  }
+  for (const [key, column] of Object.entries(columns)) {
+    if (column === undefined) continue;
+    if (!allowed.includes(key)) issues.push({ type: 'extra_forbidden', loc: ['body', 'columns', key], msg: 'Extra inputs are not permitted' });
+    else if (!isIdentifier(type, column)) issues.push({ type: 'identifier', loc: ['body', 'columns', key], msg: 'Not a valid column name for this warehouse' });
+  }
+  if (kind === 'assignment') {
+    for (const field of ['metric_type', 'conversion_window_hours', 'cap_value'] as const) {
+      if (source[field] !== undefined && source[field] !== null) {
+        issues.push({ type: 'extra_forbidden', loc: ['body', field], msg: 'Only metric sources take this field' });
+      }
+    }
+  } else if (source.cap_value !== undefined && source.cap_value !== null && source.metric_type !== 'mean') {
+    issues.push({ type: 'not_applicable', loc: ['body', 'cap_value'], msg: 'cap_value applies to mean metrics only' });
+  }
+  (source.filters ?? []).forEach((filter, i) => {
+    if (!isIdentifier(type, filter.column)) issues.push({ type: 'identifier', loc: ['body', 'filters', i, 'column'], msg: 'Not a valid column name for this warehouse' });
+    if (typeof filter.value === 'string' && !FILTER_TEXT.test(filter.value)) {
+      issues.push({ type: 'filter_value', loc: ['body', 'filters', i, 'value'], msg: 'A filter value may contain only letters, digits, spaces and _ . : @ / + -' });
+    }
+    if (typeof filter.value === 'number' && !Number.isFinite(filter.value)) {
+      issues.push({ type: 'finite_number', loc: ['body', 'filters', i, 'value'], msg: 'Input should be a finite number' });
+    }
+  });
+  if (issues.length) throw new Unprocessable(issues);
+}
+
+/** A window whose end is after its start (422 at body.window_end otherwise). */
+export function orderedWindow(start: Date, end: Date): Window {
+  if (start.getTime() >= end.getTime()) {
+    throw new Unprocessable({ type: 'window_order', loc: ['body', 'window_end'], msg: 'window_end must be after window_start' });
+  }
+  return { start, end };
+}

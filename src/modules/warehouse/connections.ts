@@ -1,0 +1,263 @@
+/** Warehouse connections: their settings, limits and sealed credentials, connection tests and key pairs. */
+import { createHash, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
+import type { Actor } from '../../platform/auth.js';
+import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
+import {
+  CHECK_SECONDS,
+  DEFAULT_MAX_RUNS_PER_DAY,
+  DEFAULT_QUERY_TIMEOUT_SECONDS,
+  STATEMENTS_PER_RUN_MAX,
+  type WarehouseAccess,
+  type WarehouseContext,
+} from './access.js';
+import { checkFields } from './checks.js';
+import { duckdbFile } from './connectors/duckdb.js';
+import { SNOWFLAKE_ADMIN_ROLES } from './connectors/snowflake.js';
+import { WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import { conflict, credentialsUndecryptable } from './errors.js';
+import { isIdentifier } from './identifiers.js';
+import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
+import * as store from './store.js';
+import { WAREHOUSE_TYPES, type WarehouseType } from './types.js';
+
+export function createConnections(ctx: WarehouseContext, access: WarehouseAccess) {
+  const { db, audit, clock, config, drivers } = ctx;
+  const { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession } = access;
+
+  function toConnectionView(row: WarehouseConnectionRow): ConnectionView {
+    const driver = drivers[row.warehouseType as WarehouseType];
+    return {
+      id: row.id,
+      name: row.name,
+      warehouse_type: row.warehouseType as WarehouseType,
+      settings: row.settings,
+      status: openCredentials(row) ? 'active' : 'needs_new_credentials',
+      query_timeout_seconds: row.queryTimeoutSeconds,
+      max_runs_per_day: row.maxRunsPerDay,
+      bytes_limit: row.bytesLimit,
+      worst_case_bytes_per_day: driver.billsByBytes && row.bytesLimit ? row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.bytesLimit : null,
+      worst_case_seconds_per_day: row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.queryTimeoutSeconds,
+      created_at: row.createdAt.toISOString(),
+      updated_at: row.updatedAt.toISOString(),
+    };
+  }
+
+  /** What the audit trail keeps of a connection: never credentials. */
+  function describeConnection(row: WarehouseConnectionRow) {
+    const { settings, name, warehouseType, queryTimeoutSeconds, maxRunsPerDay, bytesLimit } = row;
+    return { name, warehouse_type: warehouseType, settings, query_timeout_seconds: queryTimeoutSeconds, max_runs_per_day: maxRunsPerDay, bytes_limit: bytesLimit };
+  }
+
+  async function availableDriver(type: WarehouseType): Promise<Driver> {
+    const driver = drivers[type];
+    if (!(await driver.load())) {
+      throw new Unprocessable({
+        type: 'connector_disabled',
+        loc: ['body', 'warehouse_type'],
+        msg: 'This warehouse type is not available in this deployment: its driver is not installed',
+      });
+    }
+    return driver;
+  }
+
+  /** Settings and credentials against the driver's fields, plus the rules the issue fixes per type. */
+  function checkConnectionInput(driver: Driver, settings: Record<string, unknown>, credentials: Credentials | undefined): void {
+    const issues = checkFields(driver.settings, settings, ['body', 'settings']);
+    if (credentials) issues.push(...checkFields(driver.credentials, credentials, ['body', 'credentials']));
+    if ((driver.type === 'postgres' || driver.type === 'redshift') && typeof settings.schema === 'string' && !isIdentifier(driver.type, settings.schema)) {
+      issues.push({ type: 'identifier', loc: ['body', 'settings', 'schema'], msg: 'Not a valid identifier for this warehouse' });
+    }
+    if (driver.type === 'duckdb' && typeof settings.path === 'string' && !duckdbFile(config.duckdbDir, settings.path)) {
+      issues.push({ type: 'path_outside_directory', loc: ['body', 'settings', 'path'], msg: 'The database file must be inside the DuckDB directory (WAREHOUSE_DUCKDB_DIR)' });
+    }
+    if (driver.type === 'snowflake' && typeof settings.role === 'string' && SNOWFLAKE_ADMIN_ROLES.includes(settings.role.toUpperCase())) {
+      issues.push({ type: 'admin_role_refused', loc: ['body', 'settings', 'role'], msg: 'A built-in administrative role is refused; use a role with read access only' });
+    }
+    if (issues.length) throw new Unprocessable(issues);
+  }
+
+  type LimitFields = Pick<ConnectionCreate, 'query_timeout_seconds' | 'max_runs_per_day' | 'bytes_limit' | 'worst_case_bytes_per_day' | 'worst_case_seconds_per_day'>;
+
+  /** Per-connection limits within the deployment's (spec "Limits"), and the optional daily worst-case budgets. */
+  function resolveLimits(driver: Driver, body: LimitFields, current?: WarehouseConnectionRow) {
+    const timeout = body.query_timeout_seconds ?? current?.queryTimeoutSeconds ?? Math.min(DEFAULT_QUERY_TIMEOUT_SECONDS, config.maxQueryTimeoutSeconds);
+    const runs = body.max_runs_per_day ?? current?.maxRunsPerDay ?? Math.min(DEFAULT_MAX_RUNS_PER_DAY, config.maxRunsPerDay);
+    const bytes = driver.billsByBytes ? (body.bytes_limit ?? current?.bytesLimit ?? config.maxBytesPerQuery) : null;
+    const issues: ValidationIssue[] = [];
+    const over = (field: string, max: number, setting: string) =>
+      issues.push({ type: 'less_than_equal', loc: ['body', field], msg: `Input should be at most ${max} (${setting})`, ctx: { le: max } });
+    if (timeout > config.maxQueryTimeoutSeconds) over('query_timeout_seconds', config.maxQueryTimeoutSeconds, 'WAREHOUSE_MAX_QUERY_TIMEOUT_SECONDS');
+    if (runs > config.maxRunsPerDay) over('max_runs_per_day', config.maxRunsPerDay, 'WAREHOUSE_MAX_RUNS_PER_DAY');
+    if (!driver.billsByBytes && body.bytes_limit !== undefined) {
+      issues.push({ type: 'not_applicable', loc: ['body', 'bytes_limit'], msg: 'This warehouse does not bill by bytes' });
+    }
+    if (bytes !== null && bytes > config.maxBytesPerQuery) over('bytes_limit', config.maxBytesPerQuery, 'WAREHOUSE_MAX_BYTES_PER_QUERY');
+    // A budget sent now, or the one stored with the connection, still bounds the new limits.
+    const secondsBudget = body.worst_case_seconds_per_day ?? current?.worstCaseSecondsPerDay ?? undefined;
+    const bytesBudget = body.worst_case_bytes_per_day ?? current?.worstCaseBytesPerDay ?? undefined;
+    if (secondsBudget !== undefined && runs * STATEMENTS_PER_RUN_MAX * timeout > secondsBudget) {
+      issues.push({ type: 'budget_exceeded', loc: ['body', 'worst_case_seconds_per_day'], msg: 'max_runs_per_day x 11 x query_timeout_seconds is above this budget' });
+    }
+    if (bytesBudget !== undefined) {
+      if (bytes === null) issues.push({ type: 'not_applicable', loc: ['body', 'worst_case_bytes_per_day'], msg: 'This warehouse does not bill by bytes' });
+      else if (runs * STATEMENTS_PER_RUN_MAX * bytes > bytesBudget) {
+        issues.push({ type: 'budget_exceeded', loc: ['body', 'worst_case_bytes_per_day'], msg: 'max_runs_per_day x 11 x bytes_limit is above this budget' });
+      }
+    }
+    if (issues.length) throw new Unprocessable(issues);
+    return { queryTimeoutSeconds: timeout, maxRunsPerDay: runs, bytesLimit: bytes };
+  }
+
+  /** Signs in and runs a statement that reads no table, within 30 seconds; failures are reported, not thrown. */
+  async function testConnection(type: WarehouseType, settings: Record<string, unknown>, credentials: Credentials): Promise<ConnectionTestResult> {
+    return withJob(async () => {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      let session: WarehouseSession | undefined;
+      try {
+        session = await openSession(type, settings, credentials, CHECK_SECONDS);
+        await session.ping(CHECK_SECONDS);
+        return { ok: true, error_code: null, message: null, elapsed_ms: elapsed() };
+      } catch (error) {
+        const failed = error instanceof WarehouseError ? error : new WarehouseError('connection_failed', 'Could not reach the warehouse');
+        return { ok: false, error_code: failed.code, message: failed.message, elapsed_ms: elapsed() };
+      } finally {
+        await session?.close().catch(() => undefined);
+      }
+    });
+  }
+
+  return {
+    async connectors() {
+      return Promise.all(
+        WAREHOUSE_TYPES.map(async (type) => ({
+          type,
+          available: await drivers[type].load(),
+          bills_by_bytes: drivers[type].billsByBytes,
+          key_pair: drivers[type].keyPair,
+        })),
+      );
+    },
+
+    async listConnections(): Promise<ConnectionView[]> {
+      keys();
+      return (await store.listConnections(db)).map(toConnectionView);
+    },
+
+    async getConnection(id: string): Promise<ConnectionView> {
+      keys();
+      return toConnectionView(await connectionOr404(id));
+    },
+
+    async createConnection(actor: Actor, body: ConnectionCreate): Promise<ConnectionView> {
+      const ring = keys();
+      const driver = await availableDriver(body.warehouse_type);
+      checkConnectionInput(driver, body.settings, body.credentials);
+      const limits = resolveLimits(driver, body);
+      return db.transaction(async (tx) => {
+        const id = randomUUID();
+        const now = clock.now();
+        const row = await store.insertConnection(tx, {
+          id,
+          name: body.name,
+          warehouseType: body.warehouse_type,
+          settings: body.settings,
+          encryptedCredentials: ring.seal(body.credentials, id),
+          ...limits,
+          worstCaseBytesPerDay: body.worst_case_bytes_per_day ?? null,
+          worstCaseSecondsPerDay: body.worst_case_seconds_per_day ?? null,
+          createdById: actor.id,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await audit.record(tx, actor, { action: 'warehouse_connection_create', entityType: 'warehouse_connection', entityId: id, after: describeConnection(row) });
+        return toConnectionView(row);
+      });
+    },
+
+    async updateConnection(actor: Actor, id: string, body: ConnectionUpdate): Promise<ConnectionView> {
+      const ring = keys();
+      return db.transaction(async (tx) => {
+        const row = await connectionOr404(id, true, tx);
+        const driver = drivers[row.warehouseType as WarehouseType];
+        const settings = body.settings ?? row.settings;
+        checkConnectionInput(driver, settings, body.credentials);
+        const limits = resolveLimits(driver, body, row);
+        // New credentials replace the old; otherwise the old are re-sealed with the newest key when any key opens them.
+        const credentials = body.credentials ?? ring.open(row.encryptedCredentials, id);
+        const updated = await store.updateConnection(tx, id, {
+          name: body.name ?? row.name,
+          settings,
+          encryptedCredentials: credentials ? ring.seal(credentials, id) : row.encryptedCredentials,
+          ...limits,
+          worstCaseBytesPerDay: body.worst_case_bytes_per_day ?? row.worstCaseBytesPerDay,
+          worstCaseSecondsPerDay: body.worst_case_seconds_per_day ?? row.worstCaseSecondsPerDay,
+          updatedAt: clock.now(),
+        });
+        await audit.record(tx, actor, {
+          action: 'warehouse_connection_update',
+          entityType: 'warehouse_connection',
+          entityId: id,
+          before: describeConnection(row),
+          after: describeConnection(updated),
+          details: { credentials_replaced: body.credentials !== undefined },
+        });
+        return toConnectionView(updated);
+      });
+    },
+
+    async deleteConnection(actor: Actor, id: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const row = await connectionOr404(id, true, tx);
+        if ((await store.countSourcesOf(tx, id)) > 0) {
+          throw conflict('connection_in_use', 'Delete the sources of this connection first');
+        }
+        await store.deleteConnection(tx, id);
+        await audit.record(tx, actor, { action: 'warehouse_connection_delete', entityType: 'warehouse_connection', entityId: id, before: describeConnection(row) });
+      });
+    },
+
+    async testSaved(id: string): Promise<ConnectionTestResult> {
+      keys();
+      const row = await connectionOr404(id);
+      const credentials = await connectionCredentials(row);
+      return testConnection(row.warehouseType as WarehouseType, row.settings, credentials);
+    },
+
+    async testUnsaved(body: ConnectionTestBody): Promise<ConnectionTestResult> {
+      keys();
+      const driver = await availableDriver(body.warehouse_type);
+      checkConnectionInput(driver, body.settings, body.credentials);
+      return testConnection(body.warehouse_type, body.settings, body.credentials);
+    },
+
+    /** A new RSA key pair for key-pair warehouses: the private key is sealed with the credentials, the public returned once. */
+    async regenerateKey(actor: Actor, id: string) {
+      const ring = keys();
+      return db.transaction(async (tx) => {
+        const row = await connectionOr404(id, true, tx);
+        if (!drivers[row.warehouseType as WarehouseType].keyPair) {
+          throw new Unprocessable({ type: 'key_pair_not_supported', loc: ['path', 'connection_id'], msg: 'This warehouse type does not sign in with a generated key pair' });
+        }
+        const current = ring.open(row.encryptedCredentials, id);
+        if (!current) throw credentialsUndecryptable();
+        const { publicKey, privateKey } = generateKeyPairSync('rsa', {
+          modulusLength: 2048,
+          publicKeyEncoding: { type: 'spki', format: 'pem' },
+          privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+        });
+        await store.updateConnection(tx, id, { encryptedCredentials: ring.seal({ ...current, private_key: privateKey }, id), updatedAt: clock.now() });
+        const der = createPublicKey(publicKey).export({ type: 'spki', format: 'der' });
+        const fingerprint = `SHA256:${createHash('sha256').update(der).digest('base64')}`;
+        await audit.record(tx, actor, {
+          action: 'warehouse_connection_regenerate_key',
+          entityType: 'warehouse_connection',
+          entityId: id,
+          details: { public_key_fingerprint: fingerprint },
+        });
+        return { public_key: publicKey, public_key_fingerprint: fingerprint };
+      });
+    },
+  };
+}
