@@ -113,6 +113,12 @@ export interface SmtpConfig {
   user: string | undefined;
   password: string | undefined;
   from: string;
+  /** SMTP_CONNECTION_TIMEOUT_SECONDS: connecting and the server's greeting together. */
+  connectionTimeoutMs: number;
+  /** SMTP_SOCKET_TIMEOUT_SECONDS: the longest the server may stay silent mid-conversation. */
+  socketTimeoutMs: number;
+  /** SMTP_SEND_TIMEOUT_SECONDS: one message from connecting to the server's acceptance (a server that trickles). */
+  sendTimeoutMs: number;
 }
 
 export interface LlmConfig {
@@ -212,6 +218,9 @@ function parsePlatformManagement(env: Env, secretKey: string): PlatformManagemen
           user: env.SMTP_USER?.trim() || undefined,
           password: env.SMTP_PASSWORD || undefined,
           from: env.SMTP_FROM?.trim() || 'Uplift <uplift@localhost>',
+          connectionTimeoutMs: parseInteger(env, 'SMTP_CONNECTION_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+          socketTimeoutMs: parseInteger(env, 'SMTP_SOCKET_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
+          sendTimeoutMs: parseInteger(env, 'SMTP_SEND_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
         }
       : undefined,
     chatWebhooks: {
