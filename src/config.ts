@@ -140,6 +140,10 @@ export interface EtlConfig {
   tables: string[];
   /** Explicit AWS credentials; unset uses the SDK's default chain (environment, profile, instance role). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+  /** ETL_GLUE_CONNECTION_TIMEOUT_SECONDS: connecting to the Glue endpoint, per attempt. */
+  connectionTimeoutMs: number;
+  /** ETL_GLUE_REQUEST_TIMEOUT_SECONDS: one Glue request from sending to the whole answer, per attempt (3 attempts). */
+  requestTimeoutMs: number;
 }
 
 export interface PlatformManagementConfig {
@@ -251,6 +255,8 @@ function parsePlatformManagement(env: Env, secretKey: string): PlatformManagemen
         accessKeyId && secretAccessKey
           ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN?.trim() || undefined }
           : undefined,
+      connectionTimeoutMs: parseInteger(env, 'ETL_GLUE_CONNECTION_TIMEOUT_SECONDS', 5, 1, 120) * 1000,
+      requestTimeoutMs: parseInteger(env, 'ETL_GLUE_REQUEST_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
     },
   };
 }
