@@ -40,6 +40,9 @@ export function parsePlatformManagement(env: Env, secretKey: string): PlatformMa
           user: env.SMTP_USER?.trim() || undefined,
           password: env.SMTP_PASSWORD || undefined,
           from: env.SMTP_FROM?.trim() || 'Uplift <uplift@localhost>',
+          connectionTimeoutMs: parseInteger(env, 'SMTP_CONNECTION_TIMEOUT_SECONDS', 10, 1, 300) * 1000,
+          socketTimeoutMs: parseInteger(env, 'SMTP_SOCKET_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
+          sendTimeoutMs: parseInteger(env, 'SMTP_SEND_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
         }
       : undefined,
     chatWebhooks: {
@@ -70,6 +73,8 @@ export function parsePlatformManagement(env: Env, secretKey: string): PlatformMa
         accessKeyId && secretAccessKey
           ? { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN?.trim() || undefined }
           : undefined,
+      connectionTimeoutMs: parseInteger(env, 'ETL_GLUE_CONNECTION_TIMEOUT_SECONDS', 5, 1, 120) * 1000,
+      requestTimeoutMs: parseInteger(env, 'ETL_GLUE_REQUEST_TIMEOUT_SECONDS', 30, 1, 600) * 1000,
     },
   };
 }

@@ -108,6 +108,12 @@ export interface SmtpConfig {
   user: string | undefined;
   password: string | undefined;
   from: string;
+  /** SMTP_CONNECTION_TIMEOUT_SECONDS: connecting and the server's greeting together. */
+  connectionTimeoutMs: number;
+  /** SMTP_SOCKET_TIMEOUT_SECONDS: the longest the server may stay silent mid-conversation. */
+  socketTimeoutMs: number;
+  /** SMTP_SEND_TIMEOUT_SECONDS: one message from connecting to the server's acceptance (a server that trickles). */
+  sendTimeoutMs: number;
 }
 
 export interface LlmConfig {
@@ -129,6 +135,10 @@ export interface EtlConfig {
   tables: string[];
   /** Explicit AWS credentials; unset uses the SDK's default chain (environment, profile, instance role). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+  /** ETL_GLUE_CONNECTION_TIMEOUT_SECONDS: connecting to the Glue endpoint, per attempt. */
+  connectionTimeoutMs: number;
+  /** ETL_GLUE_REQUEST_TIMEOUT_SECONDS: one Glue request from sending to the whole answer, per attempt (3 attempts). */
+  requestTimeoutMs: number;
 }
 
 export interface PlatformManagementConfig {

@@ -16,6 +16,21 @@ describe('deployment settings', () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: 'soon' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS/);
   });
 
+  it('SMTP and Glue timeouts have defaults and bounds, in seconds', () => {
+    const smtp = { SMTP_HOST: 'mail.example.com' };
+    expect(loadConfig(smtp).platform.smtp).toMatchObject({ connectionTimeoutMs: 10_000, socketTimeoutMs: 30_000, sendTimeoutMs: 60_000 });
+    expect(loadConfig({ ...smtp, SMTP_CONNECTION_TIMEOUT_SECONDS: '2', SMTP_SOCKET_TIMEOUT_SECONDS: '3', SMTP_SEND_TIMEOUT_SECONDS: '4' }).platform.smtp)
+      .toMatchObject({ connectionTimeoutMs: 2_000, socketTimeoutMs: 3_000, sendTimeoutMs: 4_000 });
+    expect(loadConfig({}).platform.etl).toMatchObject({ connectionTimeoutMs: 5_000, requestTimeoutMs: 30_000 });
+    expect(loadConfig({ ETL_GLUE_CONNECTION_TIMEOUT_SECONDS: '1', ETL_GLUE_REQUEST_TIMEOUT_SECONDS: '600' }).platform.etl)
+      .toMatchObject({ connectionTimeoutMs: 1_000, requestTimeoutMs: 600_000 });
+    for (const name of ['SMTP_CONNECTION_TIMEOUT_SECONDS', 'SMTP_SOCKET_TIMEOUT_SECONDS', 'SMTP_SEND_TIMEOUT_SECONDS']) {
+      expect(() => loadConfig({ ...smtp, [name]: '0' })).toThrow(new RegExp(name));
+    }
+    expect(() => loadConfig({ ETL_GLUE_REQUEST_TIMEOUT_SECONDS: 'never' })).toThrow(/ETL_GLUE_REQUEST_TIMEOUT_SECONDS/);
+    expect(() => loadConfig({ ETL_GLUE_CONNECTION_TIMEOUT_SECONDS: '0' })).toThrow(/ETL_GLUE_CONNECTION_TIMEOUT_SECONDS/);
+  });
+
   it('LOG_LEVEL takes one of pino\'s levels (any case); anything else stops startup naming the setting', () => {
     expect(loadConfig({}).logLevel).toBe('info');
     expect(loadConfig({ ENVIRONMENT: 'test' }).logLevel).toBe('silent');

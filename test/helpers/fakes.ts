@@ -73,6 +73,48 @@ export async function startSmtpSink(): Promise<{ port: number; messages: Receive
   };
 }
 
+/**
+ * An SMTP server that never finishes a conversation: `silent` accepts the connection and never greets, `mute` greets
+ * and then never answers, `trickle` greets and answers EHLO one byte at a time, never ending the reply (so the socket
+ * is never idle). `idle()` resolves once every connection it accepted has been closed (by the client).
+ */
+export async function startStalledSmtpServer(mode: 'silent' | 'mute' | 'trickle') {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  let onIdle: (() => void) | undefined;
+  const server = net.createServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    let drip: NodeJS.Timeout | undefined;
+    socket.on('error', () => undefined);
+    // Reads (and ignores) what the client sends, so its closing the connection is seen.
+    socket.resume();
+    socket.on('close', () => {
+      clearInterval(drip);
+      sockets.delete(socket);
+      if (sockets.size === 0) onIdle?.();
+    });
+    if (mode === 'silent') return;
+    socket.write('220 stalled ESMTP\r\n');
+    if (mode === 'mute') return;
+    socket.once('data', () => {
+      socket.write('250-stalled');
+      drip = setInterval(() => socket.write('.'), 50);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    /** Connections accepted so far. */
+    accepted: () => accepted,
+    idle: () => (sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve))),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 export interface ReceivedRequest {
   method: string;
   url: string;

@@ -25,14 +25,39 @@ export const NOT_HOURLY = 'The table is not partitioned by day and hour (dt or y
 
 const isNamed = (error: unknown, name: string) => (error as { name?: string }).name === name;
 
+/** Node's codes for an endpoint that cannot be reached or went away, and the SDK's for one that never answered. */
+const NO_ANSWER_CODES = new Set(['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function noAnswer(error: unknown): string | undefined {
+  const { name, code, $metadata } = error as { name?: string; code?: string; $metadata?: { attempts?: number } };
+  if (name !== 'TimeoutError' && !(code && NO_ANSWER_CODES.has(code))) return undefined;
+  return `AWS Glue could not be reached or did not answer in time (${code ?? name}, ${$metadata?.attempts ?? 1} attempts)`;
+}
+
 export function createGlueClient(config: EtlConfig): GlueClient {
-  return new GlueClient({
+  const client = new GlueClient({
     region: config.region,
     endpoint: config.glueEndpoint,
     credentials: config.credentials,
     maxAttempts: 3,
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
+    // Without throwOnRequestTimeout the SDK only logs a warning when requestTimeout passes and keeps waiting, so an
+    // endpoint that never answers would hold the request forever; with it, each attempt ends in a TimeoutError.
+    requestHandler: { connectionTimeout: config.connectionTimeoutMs, requestTimeout: config.requestTimeoutMs, throwOnRequestTimeout: true },
   });
+  // Around the retries: Glue giving no answer at all is the routes' documented failure of the cloud call (500 with a
+  // request id, spec), logged as what it is. Its network error codes would otherwise read as the database being down.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        const reason = noAnswer(error);
+        throw reason ? new InternalError(reason) : error;
+      }
+    },
+    { step: 'initialize', name: 'glueNoAnswer' },
+  );
+  return client;
 }
 
 export type EtlService = ReturnType<typeof createEtlService>;

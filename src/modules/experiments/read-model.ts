@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.js';
+import type { Db, Executor } from '../../db/client.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
 import type { ExperimentStatus } from './domain.js';
@@ -107,9 +107,12 @@ export function createExperimentsReadModel(deps: ExperimentsReadModelDeps) {
     /** For tracking: the experiment a variant belongs to. */
     experimentOfVariant: (variantId: string) => store.experimentIdOfVariant(db, variantId),
 
-    /** For segments: draft, active and paused experiments whose targeting rules name the segment (spec: in use). */
-    async experimentsUsingSegment(segmentId: string): Promise<ExperimentSummary[]> {
-      const rows = await store.experimentsWithRulesMentioning(db, LIVE_STATUSES, segmentId);
+    /**
+     * For segments: draft, active and paused experiments whose targeting rules name the segment (spec: in use), read
+     * in `executor` (the archiving transaction, under the segment's row lock).
+     */
+    async experimentsUsingSegment(segmentId: string, executor: Executor = db): Promise<ExperimentSummary[]> {
+      const rows = await store.experimentsWithRulesMentioning(executor, LIVE_STATUSES, segmentId);
       return rows
         .filter((r) => collectSegmentIds(r.targetingRules).includes(segmentId))
         .map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));

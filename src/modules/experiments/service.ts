@@ -46,9 +46,13 @@ const detailKey = (id: string) => `experiment:${id}`;
 /** Announced (with the experiment id) after every change, so caches in every process (detail, tracking) drop it. */
 export const EXPERIMENTS_CHANGED = 'experiments.changed';
 
-/** The segments module's answer to "which of these segment ids may rules name?" (unknown, inactive, archived, invalid). */
+/**
+ * The segments module's answer to "which of these segment ids may rules name?" (unknown, inactive, archived, invalid).
+ * Asked in the transaction that writes the rules: the usable segments stay share-locked until it commits, so a
+ * segment archive (which takes the row for update, then looks for experiments naming it) cannot slip in between.
+ */
 export interface SegmentUsability {
-  unusableSegmentIds(ids: string[]): Promise<string[]>;
+  unusableSegmentIds(ids: string[], tx: Executor): Promise<string[]>;
 }
 
 export interface ExperimentsDeps {
@@ -100,15 +104,25 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     return row;
   }
 
-  /** Flag-style rule validation, then the segments the rules name must be usable (422 at body.targeting_rules). */
-  async function checkTargetingRules(rules: Record<string, unknown> | null | undefined): Promise<void> {
-    if (!rules) return;
-    const loc = ['body', 'targeting_rules'];
-    const problem = validateRuleSet(rules);
-    if (problem) throw new Unprocessable({ type: 'value_error', loc, msg: problem });
-    const ids = collectSegmentIds(rules);
-    if (ids.length && (await deps.segments.unusableSegmentIds(ids)).length) {
-      throw new Unprocessable({ type: 'value_error', loc, msg: SEGMENT_NOT_USABLE });
+  /** Flag-style rule validation (pure, before any transaction): 422 at body.targeting_rules. */
+  function checkTargetingRules(rules: Record<string, unknown> | null | undefined): void {
+    const problem = rules ? validateRuleSet(rules) : null;
+    if (problem) throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: problem });
+  }
+
+  /**
+   * Whether every segment the rules name is usable, asked in `tx`, the transaction that writes the rules (see
+   * SegmentUsability): a segment archived concurrently is either seen archived here or sees this experiment.
+   */
+  async function segmentsUsable(tx: Executor, rules: Record<string, unknown> | null | undefined): Promise<boolean> {
+    const ids = rules ? collectSegmentIds(rules) : [];
+    return ids.length === 0 || (await deps.segments.unusableSegmentIds(ids, tx)).length === 0;
+  }
+
+  /** Create and update: 422 at body.targeting_rules when the rules name a segment that may not be used. */
+  async function checkSegments(tx: Executor, rules: Record<string, unknown> | null | undefined): Promise<void> {
+    if (!(await segmentsUsable(tx, rules))) {
+      throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: SEGMENT_NOT_USABLE });
     }
   }
 
@@ -162,16 +176,18 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     }
   }
 
-  /** Inserts an experiment with its variants and metrics. */
+  /** Inserts an experiment with its variants and metrics; `checkRules` refuses its rules' segments in the same transaction. */
   async function insert(
     actor: Actor,
     values: Omit<store.ExperimentInsert, 'id' | 'createdAt' | 'updatedAt' | 'ownerId' | 'status'>,
     variants: VariantFields[],
     metrics: MetricFields[],
     details: Record<string, unknown> | null,
+    checkRules: (tx: Executor) => Promise<void>,
   ): Promise<ExperimentView> {
     return keyUnique(() =>
       db.transaction(async (tx) => {
+        await checkRules(tx);
         if ((await store.takenKeys(tx, [values.key])).size) throw new Conflict(KEY_TAKEN);
         const now = clock.now();
         const row = await store.insertExperiment(tx, {
@@ -225,7 +241,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
 
     async create(actor: Actor, body: ExperimentCreate): Promise<ExperimentView> {
       checkBody(body);
-      await checkTargetingRules(body.targeting_rules);
+      checkTargetingRules(body.targeting_rules);
       const sequentialEnabled = body.sequential_testing_enabled ?? false;
       const bayesianEnabled = body.bayesian_enabled ?? false;
       return insert(
@@ -249,15 +265,17 @@ export function createExperimentsService(deps: ExperimentsDeps) {
         body.variants.map(variantFields),
         body.metrics.map(metricFields),
         null,
+        (tx) => checkSegments(tx, body.targeting_rules),
       );
     },
 
     /** PUT: any fields; sent metrics replace the stored ones. Statistical settings and identity are fixed after draft. */
     async update(actor: Actor, id: string, body: ExperimentUpdate): Promise<ExperimentView> {
       checkBody(body);
-      await checkTargetingRules(body.targeting_rules);
+      checkTargetingRules(body.targeting_rules);
       const result = await keyUnique(() =>
         db.transaction(async (tx) => {
+          await checkSegments(tx, body.targeting_rules);
           const row = await locked(tx, id);
           if (body.status !== undefined && body.status !== row.status) throw new Conflict(statusChangeRefused(row.status));
           if (row.status !== 'draft') await refuseFixedFields(tx, row, body);
@@ -345,10 +363,6 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       const source = await store.findExperiment(db, id);
       if (!source) throw new NotFound(EXPERIMENT_NOT_FOUND);
       checkBody({ experiment_type: source.experimentType });
-      const segmentIds = collectSegmentIds(source.targetingRules);
-      if (segmentIds.length && (await deps.segments.unusableSegmentIds(segmentIds)).length) {
-        throw new Conflict(CLONE_SEGMENT_NOT_USABLE);
-      }
       const [variants, metrics] = await Promise.all([store.listVariants(db, [id]), store.listMetrics(db, [id])]);
       const strip = <T extends { id: string; experimentId: string; createdAt: Date }>({ id: _i, experimentId: _e, createdAt: _c, ...rest }: T) => rest;
       return insert(
@@ -372,6 +386,9 @@ export function createExperimentsService(deps: ExperimentsDeps) {
         variants.map(strip),
         metrics.map(strip),
         { cloned_from: id },
+        async (tx) => {
+          if (!(await segmentsUsable(tx, source.targetingRules))) throw new Conflict(CLONE_SEGMENT_NOT_USABLE);
+        },
       );
     },
 

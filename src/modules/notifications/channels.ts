@@ -1,4 +1,4 @@
-import { isPermanentMailError, type Mailer } from '../../platform/mailer.js';
+import { isMailTimeout, isPermanentMailError, type Mailer } from '../../platform/mailer.js';
 import type { RenderedMessage } from './messages.js';
 
 export const CHANNELS = ['email', 'chat_webhook'] as const;
@@ -72,11 +72,16 @@ export async function postToChat(url: string, message: RenderedMessage, policy: 
   throw new DeliveryError(`The chat webhook answered HTTP ${response.status}`, !transient);
 }
 
+/** The delivery error of an SMTP timeout, followed by which wait ran out (in parentheses). */
+export const MAIL_TIMED_OUT = 'The SMTP server timed out';
+
 export async function sendEmail(mailer: Mailer | undefined, to: string, message: RenderedMessage): Promise<void> {
   if (!mailer) throw new DeliveryError('Email is not configured on this server (SMTP_HOST)', true);
   try {
     await mailer.send({ to, subject: message.subject, text: message.text });
   } catch (error) {
-    throw new DeliveryError(String((error as Error).message ?? error).slice(0, MAX_ERROR_LENGTH), isPermanentMailError(error));
+    const reason = String((error as Error).message ?? error);
+    const text = isMailTimeout(error) ? `${MAIL_TIMED_OUT} (${reason})` : reason;
+    throw new DeliveryError(text.slice(0, MAX_ERROR_LENGTH), isPermanentMailError(error));
   }
 }

@@ -69,8 +69,8 @@ export interface SegmentsDeps {
   bus: Bus;
   /** Every flag whose rules name the segment, with its status (read in the caller's transaction). */
   flags: { flagsUsingSegment(segmentId: string, db: Executor): Promise<SegmentUser[]> };
-  /** Every experiment whose rules name the segment, with its status. */
-  experiments: { experimentsUsingSegment(segmentId: string): Promise<SegmentUser[]> };
+  /** Every experiment whose rules name the segment, with its status (read in the caller's transaction). */
+  experiments: { experimentsUsingSegment(segmentId: string, db: Executor): Promise<SegmentUser[]> };
   /** Recently stored user contexts (of assignments), for preview; none stored means sample_size 0 (no data). */
   tracking: { sampleContexts(limit: number): Promise<unknown[]> };
 }
@@ -125,18 +125,15 @@ export function createSegmentsService(deps: SegmentsDeps) {
     return row;
   }
 
-  /** Experiments blocking a segment's archive or deactivation (spec, "Segment status": draft, active or paused). */
-  async function blockingExperiments(id: string): Promise<SegmentUser[]> {
-    return (await deps.experiments.experimentsUsingSegment(id)).filter((e) => BLOCKING_EXPERIMENT_STATUSES.has(e.status.toLowerCase()));
-  }
-
   /**
-   * Spec, "Segment status": 409 naming every non-archived flag and every blocking experiment. Flags are read in the
-   * caller's transaction (under the segment's row lock); experiments are read by the caller beforehand, because the
-   * experiments service answers on its own connection (embedded PGlite has one, held by this transaction).
+   * Spec, "Segment status": 409 naming every non-archived flag and every draft, active or paused experiment. Both are
+   * read in the caller's transaction, after it took the segment's row for update: a flag or experiment write naming
+   * the segment share-locks it while it checks and writes (`unusableSegmentIds` with its transaction), so either that
+   * write committed before and is seen here, or it waits for this transaction and then finds the segment retired.
    */
-  async function assertNotInUse(tx: Executor, id: string, experiments: SegmentUser[]): Promise<void> {
+  async function assertNotInUse(tx: Executor, id: string): Promise<void> {
     const flags = (await deps.flags.flagsUsingSegment(id, tx)).filter((f) => f.status !== 'archived');
+    const experiments = (await deps.experiments.experimentsUsingSegment(id, tx)).filter((e) => BLOCKING_EXPERIMENT_STATUSES.has(e.status.toLowerCase()));
     if (flags.length === 0 && experiments.length === 0) return;
     throw new Conflict({
       code: 'segment_in_use',
@@ -241,7 +238,6 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
     async update(actor: AuditActor, id: string, body: SegmentUpdate): Promise<SegmentView> {
       const retiring = body.status === 'inactive' || body.status === 'archived';
-      const experiments = retiring ? await blockingExperiments(id) : [];
       const row = await db.transaction(async (tx) => {
         const current = await store.findSegmentForUpdate(tx, id);
         if (!current) throw new NotFound(SEGMENT_NOT_FOUND);
@@ -249,7 +245,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
           if (current.kind === 'id_list') throw rulesError(RULES_NOT_FOR_ID_LIST);
           assertValidRules(body.rules);
         }
-        if (retiring) await assertNotInUse(tx, id, experiments);
+        if (retiring) await assertNotInUse(tx, id);
         const before: Record<string, unknown> = {};
         const after: Record<string, unknown> = {};
         const values: Partial<SegmentRow> = {};
@@ -274,11 +270,10 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
     /** DELETE archives (spec, "Segment status"), refused while the segment is in use. */
     async archive(actor: AuditActor, id: string): Promise<void> {
-      const experiments = await blockingExperiments(id);
       await db.transaction(async (tx) => {
         const current = await store.findSegmentForUpdate(tx, id);
         if (!current) throw new NotFound(SEGMENT_NOT_FOUND);
-        await assertNotInUse(tx, id, experiments);
+        await assertNotInUse(tx, id);
         if (current.status === 'archived') return;
         await store.updateSegment(tx, id, { status: 'archived', updatedAt: clock.now() });
         await audit.record(tx, actor, {
@@ -318,7 +313,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
     async usage(id: string): Promise<SegmentUsage> {
       await mustFind(id);
-      const [flags, experiments] = await Promise.all([deps.flags.flagsUsingSegment(id, db), deps.experiments.experimentsUsingSegment(id)]);
+      const [flags, experiments] = await Promise.all([deps.flags.flagsUsingSegment(id, db), deps.experiments.experimentsUsingSegment(id, db)]);
       return { segment_id: id, experiments, feature_flags: flags };
     },
 
