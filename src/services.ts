@@ -162,7 +162,7 @@ export function createServices(deps: PlatformDeps) {
 
   // Statistics.
   const results = createResultsService({
-    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres',
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres' && config.databasePoolSize >= 8,
     experiments: {
       experiment: experimentsReadModel.experiment,
       activePage: experimentsReadModel.activePage,

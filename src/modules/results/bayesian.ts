@@ -6,7 +6,7 @@ import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from '.
 import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../../stats/index.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { finite, type Interval } from './compare.js';
+import { finite } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
 import type { BayesianBlock } from './schemas.js';
 

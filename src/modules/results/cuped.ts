@@ -4,7 +4,7 @@
  */
 import { adjust, cupedCompare, type CupedStats } from '../../stats/index.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { alphaFor, finite, type Interval } from './compare.js';
+import { alphaFor, finite } from './compare.js';
 import type { CupedSums } from './store.js';
 import { controlOf, type Metric } from './snapshot.js';
 import type { CupedResult } from './schemas.js';

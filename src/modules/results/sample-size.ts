@@ -4,7 +4,6 @@
  * correction.
  */
 import { achievedPower, sampleSizeTwoProportions } from '../../stats/index.js';
-import type { CorrectionMethod } from '../experiments/domain.js';
 import { Unprocessable } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { alphaFor, finite } from './compare.js';

@@ -6,7 +6,7 @@
 import { bonferroni } from '../../stats/index.js';
 import type { CorrectionMethod } from '../experiments/domain.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { alphaFor, meanOf, metricKind, variantResults, type VariantResult } from './compare.js';
+import { alphaFor, meanOf, metricKind, variantResults } from './compare.js';
 import type { SegmentStats } from './store.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
 import type { Breakdown, SegmentCounts } from './schemas.js';

@@ -4,7 +4,7 @@
  */
 import { confidenceSequenceTwoProportions, msprtTwoProportions } from '../../stats/index.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { finite, type Interval } from './compare.js';
+import { finite } from './compare.js';
 import { DEFAULT_MDE } from './sample-size.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals, type Variant } from './snapshot.js';
 import type { SequentialBlock } from './schemas.js';

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Db, Executor } from '../../db/client.js';
-import { sqlState } from '../../db/errors.js';
+import type { Db } from '../../db/client.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { CorrectionMethod } from '../experiments/domain.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, DomainError, NotFound, NotImplemented } from '../../platform/errors.js';
+import { BadRequest, NotFound, NotImplemented } from '../../platform/errors.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { ENGINE_VERSION } from '../bandit/schemas.js';
 import { bayesianBlock } from './bayesian.js';
@@ -18,10 +17,15 @@ import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsP
 import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
 import { sequentialBlock } from './sequential.js';
-import { armTotals, controlOf, familiesOf, primaryMetric, treatmentsOf, type Metric, type Snapshot } from './snapshot.js';
+import { armTotals, controlOf, eventNamesOf, primaryMetric, treatmentsOf, type Metric } from './snapshot.js';
 import type { SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createSrmGuard } from './srm-guard.js';
+import { createRollup } from './rollup.js';
 import * as store from './store.js';
+
+export { ROLLUP_LAG_MS } from './rollup.js';
+export { RESULTS_COMPUTING, RESULTS_COMPUTING_RETRY_SECONDS, RESULTS_ROLLUP_REQUESTED, ResultsComputing } from './read.js';
+import { createReader, RESULTS_ROLLUP_REQUESTED } from './read.js';
 
 export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
 export const BAYESIAN_NEEDS_METRIC_AND_CONTROL = 'Bayesian analysis needs a metric and a control variant';
@@ -31,32 +35,12 @@ export const POST_STRATIFICATION_NOT_IMPLEMENTED = 'Post-stratification is not i
 export const CUPED_NOTICE =
   'Beta: CUPED adjusts conversion metrics with a pooled within-variant regression on pre-exposure events; the method may change.';
 
-/**
- * Events are stored within milliseconds of their created_at (the tracking writer acknowledges after commit), so
- * everything older than this lag is final and can be rolled up; newer events are read directly on each computation.
- */
-export const ROLLUP_LAG_MS = 60_000;
 /** Spec, "Caching": results are cached 5 minutes while the experiment runs, 24 hours otherwise. */
 export const LIVE_TTL_SECONDS = 300;
 export const SETTLED_TTL_SECONDS = 86_400;
 /** Spec, "Caching": daily and segmented results are cached an hour when CACHE_ENABLED is on, and not cleared on change. */
 export const EXPERIMENT_ROUTE_TTL_SECONDS = 3_600;
 const EXPERIMENT_CHANGED = 'experiments.changed';
-/** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */
-export const RESULTS_ROLLUP_REQUESTED = 'results.rollup-requested';
-/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout. */
-const QUERY_CANCELED = '57014';
-export const RESULTS_COMPUTING_RETRY_SECONDS = 5;
-export const RESULTS_COMPUTING =
-  'Results for this experiment are being computed for the first time; retry in a few seconds (see Retry-After).';
-
-/** 202 Accepted: the first computation of a large experiment runs in the background (docs/api-notes.md). */
-export class ResultsComputing extends DomainError {
-  constructor() {
-    super(202, RESULTS_COMPUTING, { 'Retry-After': String(RESULTS_COMPUTING_RETRY_SECONDS) });
-  }
-}
-
 export interface ResultsDeps {
   db: Db;
   clock: Clock;
@@ -88,7 +72,6 @@ export type ResultsService = ReturnType<typeof createResultsService>;
 /** Per-cell statistics of two experiments, as `interactionCells` answers them (read model for interactions). */
 export type { CellStats } from './store.js';
 
-const eventNames = (e: AnalysedExperiment) => [...new Set(e.metrics.map((m) => m.event_name))];
 
 /**
  * Cache keys. `live` entries carry the experiment's updated_at, so any change to it (settings, metrics, status) is a
@@ -104,6 +87,7 @@ const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
+  const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? false });
   const srm = createSrmGuard({
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
   });
@@ -121,56 +105,6 @@ export function createResultsService(deps: ResultsDeps) {
     const value = await compute();
     await cache.set(key, value, ttlSeconds);
     return value;
-  }
-
-  /** Runs independent pieces of work at once when the database has connections to spare, else one after the other. */
-  async function inTurn(pieces: Array<() => Promise<void>>): Promise<void> {
-    if (deps.parallel) {
-      await Promise.all(pieces.map((piece) => piece()));
-      return;
-    }
-    for (const piece of pieces) await piece();
-  }
-
-  /**
-   * Rolls up everything older than the lag that is not rolled up yet. Each stream (assignments with their contexts,
-   * exposures, each family of metrics) is rolled up in its own transaction that holds the stream's watermark row, so
-   * refreshes of one experiment from any process take turns per stream, each window is added exactly once, and the
-   * streams of a first build run at once.
-   */
-  async function refresh(e: AnalysedExperiment): Promise<void> {
-    // Only a started experiment can have assignments.
-    if (e.status === 'draft') return;
-    const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
-    /** One transaction over some streams: locks their watermarks, then rolls up each group whose watermarks agree. */
-    const stream = (items: string[], streamOf: (item: string) => string, rollUp: (tx: Executor, items: string[], w: store.CreatedWindow) => Promise<void>) =>
-      () => db.transaction(async (tx) => {
-        await store.tuneForResults(tx);
-        const marks = await store.lockWatermarks(tx, e.id, items.map(streamOf));
-        const due = (item: string) => {
-          const after = marks.get(streamOf(item)) ?? null;
-          return after === null || after < upTo ? after : undefined;
-        };
-        for (const family of familiesOf(items, due)) {
-          await rollUp(tx, family.names, { after: family.window, upTo });
-          for (const item of family.names) await store.setWatermark(tx, e.id, streamOf(item), upTo);
-        }
-      });
-    const same = (name: string) => name;
-    const names = eventNames(e);
-    const marks = await store.readWatermarks(db, e.id);
-    // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later); from
-    // the start, each metric is its own ordered pass, so with connections to spare they run at once.
-    const families = familiesOf(names, (name) => marks.get(store.metricStream(name)) ?? null);
-    const groups = families.flatMap((family) => (family.window === null && deps.parallel ? family.names.map((name) => [name]) : [family.names]));
-    await inTurn([
-      stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
-        await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
-        await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
-      }),
-      stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
-      ...groups.map((group) => stream(group, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))),
-    ]);
   }
 
   /** Background rollups asked for by reads that ran out of time, one at a time per experiment in this process. */
@@ -192,73 +126,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
   deps.bus.subscribe(RESULTS_ROLLUP_REQUESTED, (id) => void buildInBackground(id));
 
-  /**
-   * Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process
-   * refreshes. A read writes nothing: what the rollups do not hold yet is computed from the events directly, each
-   * statement bounded by RESULTS_READ_TIMEOUT_MS; past it the rollups are built in the background and the caller gets
-   * 202 (ResultsComputing). `fork` runs independent reads of the same snapshot at once (PostgreSQL: each on its own
-   * connection, importing the snapshot), for the first computation.
-   */
-  async function consistentRead<T>(
-    e: Pick<AnalysedExperiment, 'id' | 'status'>,
-    read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
-  ): Promise<T> {
-    const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
-    try {
-      return await db.transaction(async (tx) => {
-        await store.tuneForResults(tx, deps.readTimeoutMs);
-        const marks = await store.readWatermarks(tx, e.id);
-        const watermark = (stream: string) => marks.get(stream) ?? null;
-        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
-        const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
-          if (!deps.parallel || reads.length < 2) {
-            for (const one of reads) await one(tx);
-            return;
-          }
-          const snapshot = await store.exportSnapshot(tx);
-          await Promise.all(reads.map((one) => db.transaction(async (child) => {
-            await store.importSnapshot(child, snapshot);
-            await store.tuneForResults(child, deps.readTimeoutMs);
-            await one(child);
-          }, options)));
-        };
-        return read(tx, watermark, excluded.map((x) => x.userId), fork);
-      }, options);
-    } catch (error) {
-      if (sqlState(error) !== QUERY_CANCELED) throw error;
-      await deps.bus.publish(RESULTS_ROLLUP_REQUESTED, e.id);
-      throw new ResultsComputing();
-    }
-  }
-
-  /**
-   * A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. With no
-   * rollup yet (a first computation), the assignments and each metric are read at once.
-   */
-  const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
-    consistentRead(e, async (tx, watermark, excluded, fork) => {
-      const metrics: Snapshot['metrics'] = {};
-      let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
-      let contexts: Snapshot['contexts'];
-      const families = familiesOf(eventNames(e), (name) => watermark(store.metricStream(name)));
-      const readMetrics = (names: string[], window: Date | null) => async (t: Executor) => {
-        for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
-      };
-      const reads = [
-        async (t: Executor) => {
-          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
-          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
-        },
-        ...families.flatMap((family) => family.window === null
-          ? family.names.map((name) => readMetrics([name], null))
-          : [readMetrics(family.names, family.window)]),
-      ];
-      // Forked only when something is read from the start: a read over the rollups is a few small statements.
-      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || families.some((f) => f.window === null);
-      if (fromStart) await fork(reads);
-      else for (const one of reads) await one(tx);
-      return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
-    });
+  const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? false });
 
   const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
     cached(liveKey(e, 'snapshot'), ttl(e), useCache, () => loadSnapshot(e));
@@ -278,7 +146,7 @@ export function createResultsService(deps: ResultsDeps) {
   });
 
   async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
-    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNames(e)), confidenceLevel);
+    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel);
   }
 
   /** The payload at the given options; a read only (the rollup job records what follows from it). */

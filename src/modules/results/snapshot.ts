@@ -75,6 +75,9 @@ export const controlOf = (e: AnalysedExperiment): Variant | undefined => e.varia
 export const treatmentsOf = (e: AnalysedExperiment): Variant[] => e.variants.filter((v) => !v.is_control);
 
 /** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
+/** The distinct event names of an experiment's metrics (one rollup stream each). */
+export const eventNamesOf = (e: { metrics: Array<{ event_name: string }> }): string[] => [...new Set(e.metrics.map((m) => m.event_name))];
+
 export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
   const families = new Map<string, { names: string[]; window: W }>();
   for (const name of names) {

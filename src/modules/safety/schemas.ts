@@ -6,7 +6,6 @@ const Threshold = Type.Number({
   description: 'Counted error reports per minute above which a monitored flag is rolled back',
 });
 const WindowMinutes = Type.Integer({ minimum: 1, maximum: 1440, description: 'Minutes of error reports the error rate looks at' });
-const Percentage = Type.Integer({ minimum: 0, maximum: 100 });
 
 export const SettingsView = Type.Object({
   auto_rollback_enabled: Type.Boolean({ description: 'false stops every automatic rollback (checks still report)' }),

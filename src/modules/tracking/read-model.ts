@@ -25,6 +25,12 @@ const windowOn = (column: SQL, w: CreatedWindow): SQL =>
 const counted = (experimentId: string): SQL =>
   sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))`;
 
+/** User ids in [from, to) in the column's order (either bound open when absent), for passes that split the users. */
+export interface UserRange {
+  from?: string;
+  to?: string;
+}
+
 /** A list of user ids, or a relation with a user_id column (e.g. the users of a consumer's CTE). */
 export type UserSet = string[] | SQL;
 
@@ -57,17 +63,23 @@ export function countedEventsPerUserDay(experimentId: string, eventNames: string
  * the scans index-only, and the assignments from assignments_experiment_user_key: a merge join and a window over each
  * user's events then need no sort and no hash of the experiment's users. The consumer runs it with hash joins off
  * (`mergeOrdered` in the results store): costed on estimates, a hash join looks cheaper and is several times slower.
+ * `range` keeps to a range of user ids, so that passes over disjoint ranges can run at once.
  */
-export function countedEventsInUserOrder(experimentId: string, eventName: string, upTo: Date | null, users?: UserSet): SQL {
+export function countedEventsInUserOrder(experimentId: string, eventName: string, upTo: Date | null, users?: UserSet, range: UserRange = {}): SQL {
+  const inRange = (column: SQL) => sql.join([
+    range.from === undefined ? sql`TRUE` : sql`${column} >= ${range.from}`,
+    range.to === undefined ? sql`TRUE` : sql`${column} < ${range.to}`,
+  ], sql` AND `);
   const stream = (match: SQL) => sql`(
     SELECT e.event_name, e.user_id, e.created_at, e.value FROM events e
     WHERE ${match} AND e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
-      AND ${onlyUsers(sql`e.user_id`, users)}
+      AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`)}
     ORDER BY e.user_id, e.created_at)`;
   return sql`
     SELECT ev.event_name, ev.user_id, a.variant_id, ev.created_at, ev.value
     FROM (${stream(sql`e.experiment_id = ${experimentId}`)} UNION ALL ${stream(sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`)}) ev
-    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = ev.user_id AND ev.created_at >= a.created_at`;
+    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = ev.user_id AND ev.created_at >= a.created_at
+      AND ${inRange(sql`a.user_id`)}`;
 }
 
 /**

@@ -1,0 +1,120 @@
+/**
+ * Results reads: one repeatable-read snapshot over the rollups plus the tail not rolled up yet, bounded by
+ * RESULTS_READ_TIMEOUT_MS (202 past it), with a first computation's independent reads run at once on PostgreSQL.
+ */
+import type { Db, Executor } from '../../db/client.js';
+import { sqlState } from '../../db/errors.js';
+import type { Bus } from '../../platform/bus.js';
+import { DomainError } from '../../platform/errors.js';
+import type { AnalysedExperiment } from './experiment.js';
+import { USER_RANGES } from './rollup.js';
+import { eventNamesOf, familiesOf, type Snapshot } from './snapshot.js';
+import * as store from './store.js';
+
+/** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */
+export const RESULTS_ROLLUP_REQUESTED = 'results.rollup-requested';
+/** PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
+export const RESULTS_COMPUTING_RETRY_SECONDS = 5;
+export const RESULTS_COMPUTING =
+  'Results for this experiment are being computed for the first time; retry in a few seconds (see Retry-After).';
+
+/** 202 Accepted: the first computation of a large experiment runs in the background (docs/api-notes.md). */
+export class ResultsComputing extends DomainError {
+  constructor() {
+    super(202, RESULTS_COMPUTING, { 'Retry-After': String(RESULTS_COMPUTING_RETRY_SECONDS) });
+  }
+}
+
+export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: boolean }) {
+  /**
+   * Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process
+   * refreshes. A read writes nothing: what the rollups do not hold yet is computed from the events directly, each
+   * statement bounded by RESULTS_READ_TIMEOUT_MS; past it the rollups are built in the background and the caller gets
+   * 202 (ResultsComputing). `fork` runs independent reads of the same snapshot at once (PostgreSQL: each on its own
+   * connection, importing the snapshot), for the first computation.
+   */
+  let forking = false;
+  async function consistentRead<T>(
+    e: Pick<AnalysedExperiment, 'id' | 'status'>,
+    read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
+  ): Promise<T> {
+    const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
+    try {
+      return await db.transaction(async (tx) => {
+        await store.tuneForResults(tx, readTimeoutMs);
+        const marks = await store.readWatermarks(tx, e.id);
+        const watermark = (stream: string) => marks.get(stream) ?? null;
+        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
+        // One forked read at a time per process: a read holds its own connection while its forks wait for theirs.
+        const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
+          if (!parallel || forking || reads.length < 2) {
+            for (const one of reads) await one(tx);
+            return;
+          }
+          forking = true;
+          try {
+            const snapshot = await store.exportSnapshot(tx);
+            await Promise.all(reads.map((one) => db.transaction(async (child) => {
+              await store.importSnapshot(child, snapshot);
+              await store.tuneForResults(child, readTimeoutMs);
+              await one(child);
+            }, options)));
+          } finally {
+            forking = false;
+          }
+        };
+        return read(tx, watermark, excluded.map((x) => x.userId), fork);
+      }, options);
+    } catch (error) {
+      if (sqlState(error) !== QUERY_CANCELED) throw error;
+      await bus.publish(RESULTS_ROLLUP_REQUESTED, e.id);
+      throw new ResultsComputing();
+    }
+  }
+
+  /**
+   * A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. With no
+   * rollup yet (a first computation), the assignments and each metric are read at once.
+   */
+  const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
+    consistentRead(e, async (tx, watermark, excluded, fork) => {
+      const metrics: Snapshot['metrics'] = {};
+      let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
+      let contexts: Snapshot['contexts'];
+      const families = familiesOf(eventNamesOf(e), (name) => watermark(store.metricStream(name)));
+      const readMetrics = (names: string[], window: Date | null) => async (t: Executor) => {
+        for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
+      };
+      // From the start with connections to spare: each metric's ordered pass over ranges of users, and the excluded
+      // users' history apart, all at once; their deltas add up.
+      const split = parallel && families.some((f) => f.window === null);
+      const ranges = split ? store.userRanges(await store.userSplits(tx, USER_RANGES)) : [];
+      const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
+      const passes = (name: string) => {
+        const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
+        parts.set(name, into);
+        return [
+          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range }))),
+          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded }))]),
+        ];
+      };
+      const reads = [
+        async (t: Executor) => {
+          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
+          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
+        },
+        ...families.flatMap((family) => family.window !== null ? [readMetrics(family.names, family.window)]
+          : split ? family.names.flatMap(passes)
+          : [readMetrics(family.names, null)]),
+      ];
+      // Forked only when something is read from the start: a read over the rollups is a few small statements.
+      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || families.some((f) => f.window === null);
+      if (fromStart) await fork(reads);
+      else for (const one of reads) await one(tx);
+      for (const [name, { plus, minus }] of parts) metrics[name] = store.sumMetricDays(plus, minus);
+      return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
+    });
+
+  return { consistentRead, loadSnapshot };
+}
