@@ -116,13 +116,13 @@ try {
 
   // The results-rollup job, as the scheduler runs it, against the server's schema; its clock is a minute and a bit
   // ahead so that the rollup lag covers everything loaded.
-  const database = await connectDatabase({ databaseUrl: BENCH_DATABASE_URL, searchPath: schema, poolSize: 6 });
+  const database = await connectDatabase({ databaseUrl: BENCH_DATABASE_URL, searchPath: schema, poolSize: 8 });
   const clock = fixedClock(new Date(Date.now() + 61_000));
   const experiment = await createExperimentsReadModel({ db: database.db, exclusionGroups: { activeGroupOf: async () => null } }).experiment(e.id);
   if (!experiment) throw new Error('the benchmark experiment is missing');
   const bus: Bus = { publish: async () => undefined, subscribe: () => () => undefined, close: async () => undefined };
   const job = createResultsService({
-    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: true,
+    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: 4,
     experiments: {
       experiment: async () => experiment, activePage: async () => [experiment], recordBayesianDecision: async () => undefined, pauseAutomatically: async () => false,
     },

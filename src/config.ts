@@ -108,5 +108,6 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: parseCorsOrigins(env),
     warehouse: parseWarehouse(env, environment, env.DATA_DIR?.trim() || './data'),
     resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),
+    resultsParallelQueries: parseInteger(env, 'RESULTS_PARALLEL_QUERIES', 4, 1, 64),
   };
 }

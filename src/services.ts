@@ -162,7 +162,9 @@ export function createServices(deps: PlatformDeps) {
 
   // Statistics.
   const results = createResultsService({
-    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs, parallel: deps.database.kind === 'postgres' && config.databasePoolSize >= 8,
+    db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs,
+    // A read holds its own connection while its statements run on others.
+    parallel: deps.database.kind === 'postgres' ? Math.max(1, Math.min(config.resultsParallelQueries, config.databasePoolSize - 1)) : 1,
     experiments: {
       experiment: experimentsReadModel.experiment,
       activePage: experimentsReadModel.activePage,

@@ -61,6 +61,11 @@ export interface Config {
    * it the route answers 202 and the experiment's rollups are built in the background.
    */
   resultsReadTimeoutMs: number;
+  /**
+   * RESULTS_PARALLEL_QUERIES: statements a first computation of results (no rollup yet) runs at once on PostgreSQL,
+   * each on its own connection (default 4; 1 runs them one after the other). Held below DATABASE_POOL_SIZE.
+   */
+  resultsParallelQueries: number;
 }
 
 export interface IdpConfig {

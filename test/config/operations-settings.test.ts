@@ -16,6 +16,13 @@ describe('deployment settings', () => {
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_SECONDS: 'soon' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_SECONDS/);
   });
 
+  it('RESULTS_PARALLEL_QUERIES has a default and bounds', () => {
+    expect(loadConfig({}).resultsParallelQueries).toBe(4);
+    expect(loadConfig({ RESULTS_PARALLEL_QUERIES: '1' }).resultsParallelQueries).toBe(1);
+    expect(() => loadConfig({ RESULTS_PARALLEL_QUERIES: '0' })).toThrow(/RESULTS_PARALLEL_QUERIES/);
+    expect(() => loadConfig({ RESULTS_PARALLEL_QUERIES: 'many' })).toThrow(/RESULTS_PARALLEL_QUERIES/);
+  });
+
   it('SMTP and Glue timeouts have defaults and bounds, in seconds', () => {
     const smtp = { SMTP_HOST: 'mail.example.com' };
     expect(loadConfig(smtp).platform.smtp).toMatchObject({ connectionTimeoutMs: 10_000, socketTimeoutMs: 30_000, sendTimeoutMs: 60_000 });

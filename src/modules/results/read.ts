@@ -7,7 +7,7 @@ import { sqlState } from '../../db/errors.js';
 import type { Bus } from '../../platform/bus.js';
 import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { USER_RANGES } from './rollup.js';
+import { atMost, rangesFor } from './rollup.js';
 import { eventNamesOf, familiesOf, type Snapshot } from './snapshot.js';
 import * as store from './store.js';
 
@@ -26,7 +26,7 @@ export class ResultsComputing extends DomainError {
   }
 }
 
-export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: boolean }) {
+export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: number }) {
   /**
    * Reads in one repeatable-read snapshot, so the rollup and its watermarks agree even while another process
    * refreshes. A read writes nothing: what the rollups do not hold yet is computed from the events directly, each
@@ -48,14 +48,14 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
         const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
         // One forked read at a time per process: a read holds its own connection while its forks wait for theirs.
         const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
-          if (!parallel || forking || reads.length < 2) {
+          if (parallel < 2 || forking || reads.length < 2) {
             for (const one of reads) await one(tx);
             return;
           }
           forking = true;
           try {
             const snapshot = await store.exportSnapshot(tx);
-            await Promise.all(reads.map((one) => db.transaction(async (child) => {
+            await atMost(parallel, reads.map((one) => () => db.transaction(async (child) => {
               await store.importSnapshot(child, snapshot);
               await store.tuneForResults(child, readTimeoutMs);
               await one(child);
@@ -88,8 +88,8 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       };
       // From the start with connections to spare: each metric's ordered pass over ranges of users, and the excluded
       // users' history apart, all at once; their deltas add up.
-      const split = parallel && families.some((f) => f.window === null);
-      const ranges = split ? store.userRanges(await store.userSplits(tx, USER_RANGES)) : [];
+      const split = parallel > 1 && families.some((f) => f.window === null);
+      const ranges = split ? store.userRanges(await store.userSplits(tx, rangesFor(parallel))) : [];
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
       const passes = (name: string) => {
         const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
@@ -99,14 +99,17 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
           ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded }))]),
         ];
       };
+      // The longest reads first: each metric's passes, then the assignments and their contexts.
       const reads = [
-        async (t: Executor) => {
-          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
-          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
-        },
         ...families.flatMap((family) => family.window !== null ? [readMetrics(family.names, family.window)]
           : split ? family.names.flatMap(passes)
           : [readMetrics(family.names, null)]),
+        async (t: Executor) => {
+          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
+        },
+        async (t: Executor) => {
+          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
+        },
       ];
       // Forked only when something is read from the start: a read over the rollups is a few small statements.
       const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || families.some((f) => f.window === null);

@@ -13,24 +13,32 @@ import * as store from './store.js';
  * everything older than this lag is final and can be rolled up; newer events are read directly on each computation.
  */
 export const ROLLUP_LAG_MS = 60_000;
-/** Ranges of users a first computation's ordered pass of one metric is cut into, to run at once (PostgreSQL). */
-export const USER_RANGES = 2;
+/**
+ * Runs tasks with at most `width` at a time (width 1: one after the other). A first computation is cut into more
+ * tasks than the database has cores, so that the last ones to finish are short.
+ */
+export async function atMost(width: number, tasks: Array<() => Promise<void>>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await tasks[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, tasks.length)) }, worker));
+}
 
-export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; parallel: boolean }) {
-  /** Runs independent pieces of work at once when the database has connections to spare, else one after the other. */
-  async function inTurn(pieces: Array<() => Promise<void>>): Promise<void> {
-    if (parallel) {
-      await Promise.all(pieces.map((piece) => piece()));
-      return;
-    }
-    for (const piece of pieces) await piece();
-  }
+/** Ranges of users each metric's ordered pass is cut into when `width` statements may run at once. */
+export const rangesFor = (width: number) => (width > 1 ? 2 * width : 1);
 
+/**
+ * `parallel`: how many statements a first computation may run at once (RESULTS_PARALLEL_QUERIES on PostgreSQL; 1
+ * under embedded PGlite, which has one connection).
+ */
+export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; parallel: number }) {
   /**
    * Rolls up everything older than the lag that is not rolled up yet. Each stream (assignments with their contexts,
    * exposures, each family of metrics) is rolled up in its own transaction that holds the stream's watermark row, so
-   * refreshes of one experiment from any process take turns per stream, each window is added exactly once, and the
-   * streams of a first build run at once.
+   * refreshes of one experiment from any process take turns per stream and each window is added exactly once. A
+   * metric never rolled up is computed first, over ranges of users, with no lock or connection held, and added under
+   * its lock unless another process did it meanwhile; all of it runs `parallel` statements at a time.
    */
   async function refresh(e: AnalysedExperiment): Promise<void> {
     // Only a started experiment can have assignments.
@@ -51,36 +59,41 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
         }
       });
     const same = (name: string) => name;
-    /**
-     * A metric never rolled up, with connections to spare: its ordered pass runs over ranges of users at once, with no
-     * lock or connection held, and the sum is added under the stream's lock unless another process did it meanwhile.
-     */
-    const fromStart = (name: string) => async () => {
-      const parts = await Promise.all(store.userRanges(await store.userSplits(db, USER_RANGES)).map((range) => db.transaction(async (t) => {
-        await store.tuneForResults(t);
-        return store.metricDeltasFromStart(t, e.id, name, upTo, { range });
-      })));
-      await db.transaction(async (tx) => {
-        const marks = await store.lockWatermarks(tx, e.id, [store.metricStream(name)]);
-        if ((marks.get(store.metricStream(name)) ?? null) !== null) return;
-        await store.addMetricDays(tx, e.id, name, store.sumMetricDays(parts));
-        await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
-      });
-    };
     const names = eventNamesOf(e);
     const marks = await store.readWatermarks(db, e.id);
     // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
     const families = familiesOf(names, (name) => marks.get(store.metricStream(name)) ?? null);
-    await inTurn([
+    const split = parallel > 1 && families.some((f) => f.window === null);
+    const ranges = split ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [];
+    const computed = new Map<string, store.MetricDay[][]>();
+    const pass = (name: string, range: store.UserRange) => async () => {
+      const days = await db.transaction(async (t) => {
+        await store.tuneForResults(t);
+        return store.metricDeltasFromStart(t, e.id, name, upTo, { range });
+      });
+      computed.get(name)?.push(days);
+    };
+    const passes = split ? families.filter((f) => f.window === null).flatMap((f) => f.names) : [];
+    for (const name of passes) computed.set(name, []);
+    // The longest tasks first: each metric's passes, then the assignments with their contexts, then the exposures.
+    await atMost(parallel, [
+      ...passes.flatMap((name) => ranges.map((range) => pass(name, range))),
       stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
         await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
       stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
-      ...families.flatMap((family) => family.window === null && parallel
-        ? family.names.map(fromStart)
-        : [stream(family.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))]),
+      ...families.filter((f) => !(split && f.window === null))
+        .map((f) => stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))),
     ]);
+    for (const [name, parts] of computed) {
+      await db.transaction(async (tx) => {
+        const held = await store.lockWatermarks(tx, e.id, [store.metricStream(name)]);
+        if ((held.get(store.metricStream(name)) ?? null) !== null) return;
+        await store.addMetricDays(tx, e.id, name, store.sumMetricDays(parts));
+        await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
+      });
+    }
   }
 
   return { refresh };

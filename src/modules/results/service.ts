@@ -52,10 +52,10 @@ export interface ResultsDeps {
   /** RESULTS_READ_TIMEOUT_MS: the longest a results read may run before the route answers 202 (PostgreSQL only). */
   readTimeoutMs: number;
   /**
-   * PostgreSQL: the independent parts of a first computation (assignments, each metric) run at once on their own
-   * connections, reading one snapshot. Embedded PGlite has one connection and runs them one after the other.
+   * Statements a first computation runs at once, each on its own connection (RESULTS_PARALLEL_QUERIES on PostgreSQL;
+   * 1, one after the other, under embedded PGlite, which has one connection).
    */
-  parallel?: boolean;
+  parallel?: number;
   experiments: ResultsExperiments;
   /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
   announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean }) => void;
@@ -87,7 +87,7 @@ const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
-  const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? false });
+  const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? 1 });
   const srm = createSrmGuard({
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
   });
@@ -126,7 +126,7 @@ export function createResultsService(deps: ResultsDeps) {
   }
   deps.bus.subscribe(RESULTS_ROLLUP_REQUESTED, (id) => void buildInBackground(id));
 
-  const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? false });
+  const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? 1 });
 
   const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
     cached(liveKey(e, 'snapshot'), ttl(e), useCache, () => loadSnapshot(e));
