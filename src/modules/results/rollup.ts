@@ -15,7 +15,7 @@ import * as store from './store.js';
 export const ROLLUP_LAG_MS = 60_000;
 /**
  * Runs tasks with at most `width` at a time (width 1: one after the other). A first computation is cut into more
- * tasks than the database has cores, so that the last ones to finish are short.
+ * tasks than that (each metric into `width` ranges, plus the assignments' tasks), so that the last ones are short.
  */
 export async function atMost(width: number, tasks: Array<() => Promise<void>>): Promise<void> {
   let next = 0;
@@ -26,7 +26,7 @@ export async function atMost(width: number, tasks: Array<() => Promise<void>>): 
 }
 
 /** Ranges of users each metric's ordered pass is cut into when `width` statements may run at once. */
-export const rangesFor = (width: number) => (width > 1 ? 2 * width : 1);
+export const rangesFor = (width: number) => width;
 
 /**
  * `parallel`: how many statements a first computation may run at once (RESULTS_PARALLEL_QUERIES on PostgreSQL; 1
