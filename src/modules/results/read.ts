@@ -83,13 +83,13 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
       let contexts: Snapshot['contexts'];
       const families = familiesOf(eventNamesOf(e), (name) => watermark(store.metricStream(name)));
-      const readMetrics = (names: string[], window: Date | null) => async (t: Executor) => {
+      const readMetrics = (names: string[], window: Date) => async (t: Executor) => {
         for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
       };
-      // From the start with connections to spare: each metric's ordered pass over ranges of users, and the excluded
-      // users' history apart, all at once; their deltas add up.
-      const split = parallel > 1 && families.some((f) => f.window === null);
-      const ranges = split ? store.userRanges(await store.userSplits(tx, rangesFor(parallel))) : [];
+      // A metric never rolled up: its ordered pass (over ranges of users when statements run at once) and the
+      // excluded users' history apart; their deltas add up.
+      const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
+      const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(tx, rangesFor(parallel))) : [{}];
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
       const passes = (name: string) => {
         const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
@@ -101,9 +101,8 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       };
       // The longest reads first: each metric's passes, then the assignments and their contexts.
       const reads = [
-        ...families.flatMap((family) => family.window !== null ? [readMetrics(family.names, family.window)]
-          : split ? family.names.flatMap(passes)
-          : [readMetrics(family.names, null)]),
+        ...families.flatMap((f) => (f.window === null ? [] : [readMetrics(f.names, f.window)])),
+        ...fromStartNames.flatMap(passes),
         async (t: Executor) => {
           days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
         },
@@ -112,7 +111,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
         },
       ];
       // Forked only when something is read from the start: a read over the rollups is a few small statements.
-      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || families.some((f) => f.window === null);
+      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || fromStartNames.length > 0;
       if (fromStart) await fork(reads);
       else for (const one of reads) await one(tx);
       for (const [name, { plus, minus }] of parts) metrics[name] = store.sumMetricDays(plus, minus);

@@ -63,9 +63,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const marks = await store.readWatermarks(db, e.id);
     // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
     const families = familiesOf(names, (name) => marks.get(store.metricStream(name)) ?? null);
-    const split = parallel > 1 && families.some((f) => f.window === null);
-    const ranges = split ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [];
-    const computed = new Map<string, store.MetricDay[][]>();
+    // A metric never rolled up: its ordered pass (over ranges of users when statements run at once).
+    const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
+    const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [{}];
+    const computed = new Map<string, store.MetricDay[][]>(fromStartNames.map((name) => [name, []]));
     const pass = (name: string, range: store.UserRange) => async () => {
       const days = await db.transaction(async (t) => {
         await store.tuneForResults(t);
@@ -73,18 +74,16 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
       });
       computed.get(name)?.push(days);
     };
-    const passes = split ? families.filter((f) => f.window === null).flatMap((f) => f.names) : [];
-    for (const name of passes) computed.set(name, []);
     // The longest tasks first: each metric's passes, then the assignments with their contexts, then the exposures.
     await atMost(parallel, [
-      ...passes.flatMap((name) => ranges.map((range) => pass(name, range))),
+      ...fromStartNames.flatMap((name) => ranges.map((range) => pass(name, range))),
       stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
         await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
       stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
-      ...families.filter((f) => !(split && f.window === null))
-        .map((f) => stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))),
+      ...families.flatMap((f) => (f.window === null ? []
+        : [stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))])),
     ]);
     for (const [name, parts] of computed) {
       await db.transaction(async (tx) => {
