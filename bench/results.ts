@@ -8,6 +8,7 @@
  * Run: npm run build && npx tsx bench/results.ts   (targets: first computation <= 2 s, cold < 50 ms, incremental < 20 ms)
  */
 import pg from 'pg';
+import { defaultResultsParallelQueries } from '../src/config.js';
 import { connectDatabase } from '../src/db/client.js';
 import { createAuditLog } from '../src/platform/audit.js';
 import type { Bus } from '../src/platform/bus.js';
@@ -122,7 +123,7 @@ try {
   if (!experiment) throw new Error('the benchmark experiment is missing');
   const bus: Bus = { publish: async () => undefined, subscribe: () => () => undefined, close: async () => undefined };
   const job = createResultsService({
-    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: 4,
+    db: database.db, clock, bus, cache: memoryCache(), cacheEnabled: false, audit: createAuditLog({ clock }), readTimeoutMs: 600_000, parallel: defaultResultsParallelQueries(),
     experiments: {
       experiment: async () => experiment, activePage: async () => [experiment], recordBayesianDecision: async () => undefined, pauseAutomatically: async () => false,
     },
@@ -192,7 +193,7 @@ Requests are sequential, from one client. Command: \`npm run build && npx tsx be
 |---|---|---|
 | SQL floor: one hand-written statement counting converters, events and value per variant of both metrics (median of ${floorRuns.length}) | **${fmt(floorMs)} ms** (runs: ${floorRuns.map(fmt).join(', ')}) | 1x |
 | first computation, request side: GET with no rollup yet (read-only direct aggregate, both metrics) | **${fmt(first.ms)} ms** | ${ratio(first.ms, floorMs)} |
-| first computation, job side: the results-rollup job builds the rollups from nothing (assignments and context values, exposures, each metric's ordered pass over 4 ranges of users; 4 statements at a time) | **${fmt(build.ms)} ms** | ${ratio(build.ms, floorMs)} |
+| first computation, job side: the results-rollup job builds the rollups from nothing (assignments and context values, exposures, each metric's ordered pass over ${4 * defaultResultsParallelQueries()} ranges of users; ${defaultResultsParallelQueries()} statements at a time, as RESULTS_PARALLEL_QUERIES defaults on this machine) | **${fmt(build.ms)} ms** | ${ratio(build.ms, floorMs)} |
 | the job's evaluation on the fresh rollups (Bayesian decision, sequential SRM; a results computation) | ${fmt(firstEvaluation.ms)} ms | |
 | cold: cache cleared, rollups current (median of 5) | **${fmt(median(cold))} ms** (runs: ${cold.map(fmt).join(', ')}) | |
 | cold with ${NEW_EVENTS.toLocaleString('en-US')} events not rolled up yet (read from the events) | ${fmt(coldTail)} ms | |

@@ -63,7 +63,8 @@ export interface Config {
   resultsReadTimeoutMs: number;
   /**
    * RESULTS_PARALLEL_QUERIES: statements a first computation of results (no rollup yet) runs at once on PostgreSQL,
-   * each on its own connection (default 4; 1 runs them one after the other). Held below DATABASE_POOL_SIZE.
+   * each on its own connection (default: the machine's cores, 2 to 8; 1 runs them one after the other). Held below
+   * DATABASE_POOL_SIZE.
    */
   resultsParallelQueries: number;
 }

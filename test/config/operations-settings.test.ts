@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/client.js';
@@ -17,7 +18,7 @@ describe('deployment settings', () => {
   });
 
   it('RESULTS_PARALLEL_QUERIES has a default and bounds', () => {
-    expect(loadConfig({}).resultsParallelQueries).toBe(4);
+    expect(loadConfig({}).resultsParallelQueries).toBe(Math.min(8, Math.max(2, availableParallelism())));
     expect(loadConfig({ RESULTS_PARALLEL_QUERIES: '1' }).resultsParallelQueries).toBe(1);
     expect(() => loadConfig({ RESULTS_PARALLEL_QUERIES: '0' })).toThrow(/RESULTS_PARALLEL_QUERIES/);
     expect(() => loadConfig({ RESULTS_PARALLEL_QUERIES: 'many' })).toThrow(/RESULTS_PARALLEL_QUERIES/);

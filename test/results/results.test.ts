@@ -249,6 +249,45 @@ describe('rollup and cache', () => {
     expect(purchaseDays[1].variants[1].p_value).toBe(mixed.metrics[0].variants[1].p_value);
   });
 
+  it('rolls up an event only conversion metrics read without its values, and rebuilds it once a revenue metric reads it', async () => {
+    const e = await d.experiment({ variants: TWO, metrics: [{ name: 'Checkout', event_name: 'checkout', metric_type: 'conversion', is_primary: true }] });
+    const assigned = await d.assign(e.key, Array.from({ length: 60 }, (_, i) => `v${i}`));
+    const events: TrackedEvent[] = [...assigned.keys()].flatMap((u, i) => (i % 3 === 0
+      ? [{ event_type: 'checkout', user_id: u, experiment_key: e.key, value: 10 + i }, { event_type: 'checkout', user_id: u, experiment_key: e.key, value: 1 }]
+      : []));
+    await d.track(events);
+    clock.advance(2 * MINUTE);
+    await t.services.results.refreshActive();
+    const mark = async () => (await queryRows<{ with_values: boolean }>(t.database.db, sql`
+      SELECT with_values FROM result_watermarks WHERE experiment_id = ${e.id} AND stream = 'metric:checkout'`))[0].with_values;
+    const valueSum = async () => (await queryRows<{ v: number }>(t.database.db, sql`
+      SELECT sum(value_sum)::float8 AS v FROM result_variant_days WHERE experiment_id = ${e.id} AND event_name = 'checkout'`))[0].v;
+    expect(await mark()).toBe(false);
+    expect(await valueSum()).toBe(0);
+    const arms = expectedArms(assigned, events);
+    expectFisher(await d.get(`/api/v1/results/${e.id}?use_cache=false`), 'checkout', arms, e);
+
+    const put = await t.call('PUT', `/api/v1/experiments/${e.id}`, dev, {
+      metrics: [
+        { name: 'Checkout', event_name: 'checkout', metric_type: 'conversion', is_primary: true },
+        { name: 'Checkout value', event_name: 'checkout', metric_type: 'revenue' },
+      ],
+    });
+    expect(put.statusCode).toBe(200);
+    const control = e.variants.find((v: Json) => v.is_control).id;
+    const treatment = e.variants.find((v: Json) => !v.is_control).id;
+    const s = (id: string) => summaryFromSums(arms.get(id)!.users, arms.get(id)!.value, arms.get(id)!.valueSquares);
+    const welch = welchTTest(s(control), s(treatment)).p_value;
+    // Read from the events until the job rebuilds the rollup, then from the rollup: the same numbers.
+    const before = await d.get(`/api/v1/results/${e.id}?use_cache=false`);
+    expect(before.metrics[1].variants[1].p_value).toBeCloseTo(welch, 12);
+    await t.services.results.refreshActive();
+    expect(await mark()).toBe(true);
+    expect(await valueSum()).toBe(events.reduce((sum, x) => sum + (x.value ?? 0), 0));
+    const after = await d.get(`/api/v1/results/${e.id}?use_cache=false`);
+    expect(numbers(after)).toEqual(numbers(before));
+  });
+
   it('caches daily and segmented results an hour only when CACHE_ENABLED is on, and not past invalidate-cache', async () => {
     const cachingApp = await t.spawn({ CACHE_ENABLED: 'true' }, clock);
     const e = await d.experiment({ variants: TWO, metrics: PURCHASE_AND_REVENUE });

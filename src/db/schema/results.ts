@@ -15,6 +15,8 @@ export const resultWatermarks = pgTable(
     stream: text().notNull(),
     /** null until the first refresh. */
     rolledUpTo: timestamp({ withTimezone: true }),
+    /** Metric streams: whether the rollup holds the value columns (a first computation for conversion and count metrics only leaves them out). */
+    withValues: boolean().notNull().default(true),
   },
   (t) => [primaryKey({ columns: [t.experimentId, t.stream] })],
 );

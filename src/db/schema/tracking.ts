@@ -16,7 +16,8 @@ export const assignments = pgTable(
   (t) => [
     // INCLUDE (variant_id, created_at) in migration 0015: the results' merge join reads it index-only.
     uniqueIndex('assignments_experiment_user_key').on(t.experimentId, t.userId),
-    index('assignments_user_idx').on(t.userId),
+    // A hash index since migration 0016: equality lookups only, never a scan in user order.
+    index('assignments_user_idx').using('hash', t.userId),
     index('assignments_experiment_variant_idx').on(t.experimentId, t.variantId, t.createdAt),
   ],
 );
@@ -26,7 +27,8 @@ export const assignments = pgTable(
  * partitioning); the scheduler creates partitions ahead and a DEFAULT partition catches anything beyond them.
  * No foreign keys: an RI check per row would lock the experiment row for every insert; deleting a flag or a draft
  * experiment detaches its events through the tracking service instead. Indexes are in the migrations only
- * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass).
+ * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass; the partial
+ * events_exposure_idx of 0016 holds only the tracked events that name a variant, for the exposure check).
  */
 export const events = pgTable(
   'events',

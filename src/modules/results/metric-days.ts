@@ -12,6 +12,7 @@ import {
   countedTotalsOfUser,
   type CreatedWindow,
   type UserRange,
+  untaggedEventsExist,
 } from '../tracking/read-model.js';
 
 /** What one UTC day added to a variant's sufficient statistics for one metric (see result_variant_days). */
@@ -25,13 +26,17 @@ export interface MetricDay {
   valueSquares: number;
 }
 
-/** The day deltas' columns, from per-event rows with the user's totals before the event (count_before, sum_before). */
-const DELTA_COLUMNS = sql`
-  count(*) FILTER (WHERE count_before = 0)::bigint AS converters,
+/**
+ * The day deltas' columns, from per-event rows with the user's running totals up to and with the event (n, the
+ * event's rank; s, the value so far) and its value v: a user converts at rank 1; the square of the user's count grows
+ * by 2n - 1, and that of the value by v (2s - v) ((s - v + v)^2 - (s - v)^2), exact for counts. Without `values`
+ * the value columns are 0 and the running value is not computed (a large part of the pass's work).
+ */
+const deltaColumns = (values: boolean) => sql`
+  count(*) FILTER (WHERE n = 1)::bigint AS converters,
   count(*)::bigint AS event_count,
-  sum(2 * count_before + 1)::float8 AS count_square_delta,
-  sum(v)::float8 AS value_sum,
-  sum(v * (2 * sum_before + v))::float8 AS value_square_delta`;
+  (2 * sum(n) - count(*))::float8 AS count_square_delta,
+  ${values ? sql`sum(v)::float8 AS value_sum, sum(v * (2 * s - v))::float8 AS value_square_delta` : sql`0::float8 AS value_sum, 0::float8 AS value_square_delta`}`;
 
 /**
  * The day deltas of a family of metrics' events in a window, as (event_name, variant_id, day, converters, event_count,
@@ -45,15 +50,19 @@ const DELTA_COLUMNS = sql`
  * no sort (run it through `mergeOrdered`). A later window reads only its own events (by time) and, by user index,
  * the totals its users had before it.
  */
-function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, users?: string[], range?: UserRange): SQL {
+function deltas(
+  experimentId: string, eventNames: string[], w: CreatedWindow,
+  { users, range, untagged, values = true }: { users?: string[]; range?: UserRange; untagged?: boolean; values?: boolean } = {},
+): SQL {
   if (w.after === null) {
+    // The event name is a constant of each pass: kept out of the window and the grouping, which run per event.
     return sql.join(eventNames.map((name) => sql`
-      SELECT event_name, variant_id, day, ${DELTA_COLUMNS} FROM (
-        SELECT event_name, variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, coalesce(value, 0) AS v,
-               count(*) OVER u - 1 AS count_before, coalesce(sum(value) OVER u, 0) - coalesce(value, 0) AS sum_before
-        FROM (${countedEventsInUserOrder(experimentId, name, w.upTo, users, range)}) c
+      SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)} FROM (
+        SELECT variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, row_number() OVER u AS n
+               ${values ? sql`, coalesce(value, 0) AS v, coalesce(sum(value) OVER u, 0) AS s` : sql``}
+        FROM (${countedEventsInUserOrder(experimentId, name, w.upTo, { users, range, untagged })}) c
         WINDOW u AS (PARTITION BY user_id ORDER BY created_at ROWS UNBOUNDED PRECEDING)
-      ) s GROUP BY event_name, variant_id, day`), sql` UNION ALL `);
+      ) s GROUP BY variant_id, day`), sql` UNION ALL `);
   }
   // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
   return sql`
@@ -80,17 +89,20 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, us
 }
 
 /**
- * Runs a statement over `deltas` from the start with hash joins off for just that statement: the merge join of the
- * ordered streams is what makes it fast, and on estimates the planner prefers hashing a million text keys.
+ * Planner settings for a statement over `deltas` from the start, for just that statement. The merge join of the
+ * ordered streams is what makes it fast: costed on estimates, the planner prefers hashing a million text keys, or
+ * probing the assignments once per event (hash joins and nested loops off). Parallel workers would each read the
+ * whole ordered stream again beside their share of the assignments (none).
  */
+const ORDERED_PLAN: Array<[string, string]> = [['enable_hashjoin', 'off'], ['enable_nestloop', 'off'], ['max_parallel_workers_per_gather', '0']];
+
 async function mergeOrdered<T>(tx: Executor, fromStart: boolean, run: () => Promise<T>): Promise<T> {
   if (!fromStart) return run();
-  // Parallel workers would each read the whole ordered stream again beside their share of the assignments.
-  const [before] = await queryRows<{ hashjoin: string; workers: string }>(tx, sql`
-    SELECT current_setting('enable_hashjoin') AS hashjoin, current_setting('max_parallel_workers_per_gather') AS workers,
-           set_config('enable_hashjoin', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`);
+  const [{ before }] = await queryRows<{ before: string[] }>(tx, sql`
+    SELECT array[${sql.join(ORDERED_PLAN.map(([name]) => sql`current_setting(${name})`), sql`, `)}] AS before,
+           ${sql.join(ORDERED_PLAN.map(([name, value]) => sql`set_config(${name}, ${value}, true)`), sql`, `)}`);
   const out = await run();
-  await tx.execute(sql`SELECT set_config('enable_hashjoin', ${before.hashjoin}, true), set_config('max_parallel_workers_per_gather', ${before.workers}, true)`);
+  await tx.execute(sql`SELECT ${sql.join(ORDERED_PLAN.map(([name], i) => sql`set_config(${name}, ${before[i]}, true)`), sql`, `)}`);
   return out;
 }
 
@@ -144,14 +156,16 @@ export function userRanges(splits: string[]): UserRange[] {
 
 /**
  * One metric's day deltas from the start up to `upTo` (null: everything), for one range of users or for the given
- * users only: one ordered pass (several over disjoint ranges can run at once, and their deltas add up).
+ * users only: one ordered pass (several over disjoint ranges can run at once, and their deltas add up). `values`
+ * false leaves the value columns at 0, for events only conversion and count metrics read.
  */
 export async function metricDeltasFromStart(
-  db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: { range?: UserRange; users?: string[] },
+  db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: { range?: UserRange; users?: string[]; values: boolean },
 ): Promise<MetricDay[]> {
+  const [{ found: untagged }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventName, upTo));
   const rows = await mergeOrdered(db, true, () => queryRows<MetricDayRow>(db, sql`
     SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, only.users, only.range)}) d`));
+    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, { ...only, untagged })}) d`));
   return rows.map(toMetricDay);
 }
 
@@ -202,7 +216,7 @@ export async function metricDays(
   const minus = excluded.length === 0 ? sql`` : sql`
     UNION ALL
     SELECT event_name, variant_id, day, -converters, -event_count, -count_square_delta, -value_sum, -value_square_delta
-    FROM (${deltas(experimentId, eventNames, ALL_TIME, excluded)}) x`;
+    FROM (${deltas(experimentId, eventNames, ALL_TIME, { users: excluded })}) x`;
   const rows = await mergeOrdered(db, watermark === null, () => queryRows<MetricDayRow>(db, sql`
     SELECT event_name, variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
            sum(count_square_delta)::float8 AS count_square_delta, sum(value_sum)::float8 AS value_sum,

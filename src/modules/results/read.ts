@@ -7,7 +7,7 @@ import { sqlState } from '../../db/errors.js';
 import type { Bus } from '../../platform/bus.js';
 import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { atMost, rangesFor } from './rollup.js';
+import { atMost, needsValues, rangesFor } from './rollup.js';
 import { eventNamesOf, familiesOf, type Snapshot } from './snapshot.js';
 import * as store from './store.js';
 
@@ -37,15 +37,14 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
   let forking = false;
   async function consistentRead<T>(
     e: Pick<AnalysedExperiment, 'id' | 'status'>,
-    read: (tx: Executor, watermark: (stream: string) => Date | null, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
+    read: (tx: Executor, marks: store.Watermarks, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
   ): Promise<T> {
     const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
     try {
       return await db.transaction(async (tx) => {
         await store.tuneForResults(tx, readTimeoutMs);
         const marks = await store.readWatermarks(tx, e.id);
-        const watermark = (stream: string) => marks.get(stream) ?? null;
-        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, watermark(store.EXPOSURES_STREAM));
+        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, store.rolledUpTo(marks, store.EXPOSURES_STREAM));
         // One forked read at a time per process: a read holds its own connection while its forks wait for theirs.
         const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
           if (parallel < 2 || forking || reads.length < 2) {
@@ -64,7 +63,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
             forking = false;
           }
         };
-        return read(tx, watermark, excluded.map((x) => x.userId), fork);
+        return read(tx, marks, excluded.map((x) => x.userId), fork);
       }, options);
     } catch (error) {
       if (sqlState(error) !== QUERY_CANCELED) throw error;
@@ -78,11 +77,12 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
    * rollup yet (a first computation), the assignments and each metric are read at once.
    */
   const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
-    consistentRead(e, async (tx, watermark, excluded, fork) => {
+    consistentRead(e, async (tx, marks, excluded, fork) => {
+      const assigned = store.rolledUpTo(marks, store.ASSIGNMENTS_STREAM);
       const metrics: Snapshot['metrics'] = {};
       let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
       let contexts: Snapshot['contexts'];
-      const families = familiesOf(eventNamesOf(e), (name) => watermark(store.metricStream(name)));
+      const families = familiesOf(eventNamesOf(e), (name) => store.metricWatermark(marks, name, needsValues(e, name)));
       const readMetrics = (names: string[], window: Date) => async (t: Executor) => {
         for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
       };
@@ -95,23 +95,24 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
         const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
         parts.set(name, into);
         return [
-          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range }))),
-          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded }))]),
+          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range, values: needsValues(e, name) }))),
+          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded, values: needsValues(e, name) }))]),
         ];
       };
-      // The longest reads first: each metric's passes, then the assignments and their contexts.
+      // The longest single reads first (the assignments and their contexts, each one statement), then the metrics:
+      // their passes are cut into ranges short enough to keep every connection busy to the end.
       const reads = [
+        async (t: Executor) => {
+          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), assigned, excluded);
+        },
+        async (t: Executor) => {
+          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), assigned);
+        },
         ...families.flatMap((f) => (f.window === null ? [] : [readMetrics(f.names, f.window)])),
         ...fromStartNames.flatMap(passes),
-        async (t: Executor) => {
-          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM), excluded);
-        },
-        async (t: Executor) => {
-          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), watermark(store.ASSIGNMENTS_STREAM));
-        },
       ];
       // Forked only when something is read from the start: a read over the rollups is a few small statements.
-      const fromStart = watermark(store.ASSIGNMENTS_STREAM) === null || fromStartNames.length > 0;
+      const fromStart = assigned === null || fromStartNames.length > 0;
       if (fromStart) await fork(reads);
       else for (const one of reads) await one(tx);
       for (const [name, { plus, minus }] of parts) metrics[name] = store.sumMetricDays(plus, minus);

@@ -5,6 +5,7 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
+import { metricKind } from './compare.js';
 import { eventNamesOf, familiesOf } from './snapshot.js';
 import * as store from './store.js';
 
@@ -25,8 +26,19 @@ export async function atMost(width: number, tasks: Array<() => Promise<void>>): 
   await Promise.all(Array.from({ length: Math.max(1, Math.min(width, tasks.length)) }, worker));
 }
 
-/** Ranges of users each metric's ordered pass is cut into when `width` statements may run at once. */
-export const rangesFor = (width: number) => width;
+/**
+ * Whether some metric of the experiment on this event reads the value columns (revenue, duration and the like): a
+ * first computation for conversion and count metrics only leaves them out.
+ */
+export const needsValues = (e: Pick<AnalysedExperiment, 'metrics'>, eventName: string): boolean =>
+  e.metrics.some((m) => m.event_name === eventName && metricKind(m.metric_type) === 'value');
+
+/**
+ * Ranges of users each metric's ordered pass is cut into when `width` statements may run at once: several per
+ * statement, because the split points divide the users, not the events (a metric's events may gather in some
+ * ranges), and short tasks let every connection stay busy to the end.
+ */
+export const rangesFor = (width: number) => 4 * width;
 
 /**
  * `parallel`: how many statements a first computation may run at once (RESULTS_PARALLEL_QUERIES on PostgreSQL; 1
@@ -50,47 +62,53 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
         await store.tuneForResults(tx);
         const marks = await store.lockWatermarks(tx, e.id, items.map(streamOf));
         const due = (item: string) => {
-          const after = marks.get(streamOf(item)) ?? null;
+          const after = store.rolledUpTo(marks, streamOf(item));
           return after === null || after < upTo ? after : undefined;
         };
         for (const family of familiesOf(items, due)) {
           await rollUp(tx, family.names, { after: family.window, upTo });
-          for (const item of family.names) await store.setWatermark(tx, e.id, streamOf(item), upTo);
+          await store.setWatermarks(tx, e.id, family.names.map(streamOf), upTo);
         }
       });
     const same = (name: string) => name;
     const names = eventNamesOf(e);
     const marks = await store.readWatermarks(db, e.id);
     // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
-    const families = familiesOf(names, (name) => marks.get(store.metricStream(name)) ?? null);
-    // A metric never rolled up: its ordered pass (over ranges of users when statements run at once).
+    const families = familiesOf(names, (name) => store.metricWatermark(marks, name, needsValues(e, name)));
+    // A metric never rolled up (or rolled up without the values a metric now needs): its ordered pass (over ranges of
+    // users when statements run at once).
     const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
     const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [{}];
     const computed = new Map<string, store.MetricDay[][]>(fromStartNames.map((name) => [name, []]));
     const pass = (name: string, range: store.UserRange) => async () => {
       const days = await db.transaction(async (t) => {
         await store.tuneForResults(t);
-        return store.metricDeltasFromStart(t, e.id, name, upTo, { range });
+        return store.metricDeltasFromStart(t, e.id, name, upTo, { range, values: needsValues(e, name) });
       });
       computed.get(name)?.push(days);
     };
-    // The longest tasks first: each metric's passes, then the assignments with their contexts, then the exposures.
+    // The longest tasks first: the refreshes of metrics rolled up before (a window of their events each), the
+    // assignments with their contexts and the exposures, then the passes of metrics never rolled up.
     await atMost(parallel, [
-      ...fromStartNames.flatMap((name) => ranges.map((range) => pass(name, range))),
+      ...families.flatMap((f) => (f.window === null ? []
+        : [stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))])),
       stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
         await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
       stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
-      ...families.flatMap((f) => (f.window === null ? []
-        : [stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))])),
+      ...fromStartNames.flatMap((name) => ranges.map((range) => pass(name, range))),
     ]);
     for (const [name, parts] of computed) {
       await db.transaction(async (tx) => {
+        const values = needsValues(e, name);
         const held = await store.lockWatermarks(tx, e.id, [store.metricStream(name)]);
-        if ((held.get(store.metricStream(name)) ?? null) !== null) return;
+        // Another process did it meanwhile.
+        if (store.metricWatermark(held, name, values) !== null) return;
+        // A rollup without the values a metric now needs is replaced.
+        if (store.rolledUpTo(held, store.metricStream(name)) !== null) await store.clearMetricDays(tx, e.id, name);
         await store.addMetricDays(tx, e.id, name, store.sumMetricDays(parts));
-        await store.setWatermark(tx, e.id, store.metricStream(name), upTo);
+        await store.setWatermarks(tx, e.id, [store.metricStream(name)], upTo, values);
       });
     }
   }

@@ -133,7 +133,7 @@ export function createResultsService(deps: ResultsDeps) {
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
   const loadSegmentStats = (e: AnalysedExperiment, attribute: string, names: string[]) =>
-    consistentRead(e, async (tx, _watermark, excluded) => {
+    consistentRead(e, async (tx, _marks, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
       for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
@@ -182,7 +182,7 @@ export function createResultsService(deps: ResultsDeps) {
 
   /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
   const loadCupedSums = (e: AnalysedExperiment, covariate: Metric, metrics: Metric[]) =>
-    consistentRead(e, async (tx, _watermark, excluded) => {
+    consistentRead(e, async (tx, _marks, excluded) => {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
       for (const m of metrics) {
@@ -300,7 +300,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
     async interactionCells(a: Pick<Experiment, 'id' | 'status'>, b: Pick<Experiment, 'id'>, eventName: string) {
-      return consistentRead(a, (tx, _watermark, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
+      return consistentRead(a, (tx, _marks, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
     },
 
     /**

@@ -45,32 +45,68 @@ export async function tuneForResults(tx: Executor, statementTimeoutMs?: number):
 }
 
 /**
+ * A stream's watermark: everything created up to `at` is rolled up (null: nothing yet). A metric stream built by a
+ * first computation for conversion and count metrics only holds no value columns (`withValues` false).
+ */
+export interface Watermark {
+  at: Date | null;
+  withValues: boolean;
+}
+export type Watermarks = Map<string, Watermark>;
+
+type WatermarkRow = { stream: string; rolled_up_to: string | Date | null; with_values: boolean };
+const toWatermarks = (rows: WatermarkRow[]): Watermarks =>
+  new Map(rows.map((r) => [r.stream, { at: r.rolled_up_to === null ? null : new Date(r.rolled_up_to), withValues: r.with_values }]));
+
+/** A stream's watermark time (null when not rolled up yet). */
+export const rolledUpTo = (marks: Watermarks, stream: string): Date | null => marks.get(stream)?.at ?? null;
+
+/**
+ * A metric's watermark for metrics that need (`values`) or do not need the value columns: a rollup without them does
+ * not serve a value metric, which reads the event as never rolled up (and the job rebuilds it).
+ */
+export const metricWatermark = (marks: Watermarks, eventName: string, values: boolean): Date | null => {
+  const mark = marks.get(metricStream(eventName));
+  return mark === undefined || (values && !mark.withValues) ? null : mark.at;
+};
+
+/**
  * Locks the watermark rows of the given streams (creating missing ones), so that concurrent refreshes of one
  * experiment, from any process, take turns and never roll a window up twice. Rows are taken in stream order, so two
- * refreshes cannot deadlock.
+ * refreshes cannot deadlock. Once the rows exist (every refresh after the first), it is one statement.
  */
-export async function lockWatermarks(tx: Executor, experimentId: string, streams: string[]): Promise<Map<string, Date | null>> {
+export async function lockWatermarks(tx: Executor, experimentId: string, streams: string[]): Promise<Watermarks> {
+  const lock = async () => toWatermarks(await queryRows<WatermarkRow>(tx, sql`
+    SELECT stream, rolled_up_to, with_values FROM result_watermarks
+    WHERE experiment_id = ${experimentId} AND stream = ANY(${sql.param(streams)}::text[])
+    ORDER BY stream FOR UPDATE`));
+  const held = await lock();
+  if (streams.every((s) => held.has(s))) return held;
   await tx.execute(sql`
     INSERT INTO result_watermarks (experiment_id, stream)
     SELECT ${experimentId}, s FROM unnest(${sql.param(streams)}::text[]) AS s ORDER BY s
     ON CONFLICT DO NOTHING`);
-  const rows = await queryRows<{ stream: string; rolled_up_to: string | Date | null }>(tx, sql`
-    SELECT stream, rolled_up_to FROM result_watermarks
-    WHERE experiment_id = ${experimentId} AND stream = ANY(${sql.param(streams)}::text[])
-    ORDER BY stream FOR UPDATE`);
-  return new Map(rows.map((r) => [r.stream, r.rolled_up_to === null ? null : new Date(r.rolled_up_to)]));
+  return lock();
 }
 
-export async function readWatermarks(db: Executor, experimentId: string): Promise<Map<string, Date | null>> {
-  const rows = await queryRows<{ stream: string; rolled_up_to: string | Date | null }>(db, sql`
-    SELECT stream, rolled_up_to FROM result_watermarks WHERE experiment_id = ${experimentId}`);
-  return new Map(rows.map((r) => [r.stream, r.rolled_up_to === null ? null : new Date(r.rolled_up_to)]));
+export async function readWatermarks(db: Executor, experimentId: string): Promise<Watermarks> {
+  return toWatermarks(await queryRows<WatermarkRow>(db, sql`
+    SELECT stream, rolled_up_to, with_values FROM result_watermarks WHERE experiment_id = ${experimentId}`));
 }
 
-export async function setWatermark(tx: Executor, experimentId: string, stream: string, upTo: Date): Promise<void> {
+/**
+ * Moves streams' watermarks (rows locked by lockWatermarks). `withValues`, given by a metric's first computation,
+ * records whether the rollup holds the value columns; a later window keeps what the stream has.
+ */
+export async function setWatermarks(tx: Executor, experimentId: string, streams: string[], upTo: Date, withValues?: boolean): Promise<void> {
   await tx.execute(sql`
-    UPDATE result_watermarks SET rolled_up_to = ${upTo.toISOString()}::timestamptz
-    WHERE experiment_id = ${experimentId} AND stream = ${stream}`);
+    UPDATE result_watermarks SET rolled_up_to = ${upTo.toISOString()}::timestamptz, with_values = coalesce(${withValues ?? null}::boolean, with_values)
+    WHERE experiment_id = ${experimentId} AND stream = ANY(${sql.param(streams)}::text[])`);
+}
+
+/** Forgets a metric's rollup (its days), before a rebuild that adds what the old one left out. */
+export async function clearMetricDays(tx: Executor, experimentId: string, eventName: string): Promise<void> {
+  await tx.execute(sql`DELETE FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ${eventName}`);
 }
 
 export async function rollUpAssignments(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {

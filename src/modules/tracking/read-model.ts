@@ -22,8 +22,10 @@ const windowOn = (column: SQL, w: CreatedWindow): SQL =>
     w.upTo ? sql`${column} <= ${w.upTo.toISOString()}::timestamptz` : sql`TRUE`,
   ], sql` AND `);
 
-const counted = (experimentId: string): SQL =>
-  sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))`;
+/** Events tagged with no experiment but with a feature flag: they count for every experiment their user is in. */
+const UNTAGGED = sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`;
+
+const counted = (experimentId: string): SQL => sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (${UNTAGGED}))`;
 
 /** User ids in [from, to) in the column's order (either bound open when absent), for passes that split the users. */
 export interface UserRange {
@@ -63,9 +65,12 @@ export function countedEventsPerUserDay(experimentId: string, eventNames: string
  * the scans index-only, and the assignments from assignments_experiment_user_key: a merge join and a window over each
  * user's events then need no sort and no hash of the experiment's users. The consumer runs it with hash joins off
  * (`mergeOrdered` in the results store): costed on estimates, a hash join looks cheaper and is several times slower.
- * `range` keeps to a range of user ids, so that passes over disjoint ranges can run at once.
+ * `range` keeps to a range of user ids, so that passes over disjoint ranges can run at once; `untagged: false` leaves
+ * out the untagged stream when `untaggedEventsExist` says it is empty (one index scan then, with nothing to merge).
  */
-export function countedEventsInUserOrder(experimentId: string, eventName: string, upTo: Date | null, users?: UserSet, range: UserRange = {}): SQL {
+export function countedEventsInUserOrder(
+  experimentId: string, eventName: string, upTo: Date | null, { users, range = {}, untagged = true }: { users?: UserSet; range?: UserRange; untagged?: boolean } = {},
+): SQL {
   const inRange = (column: SQL) => sql.join([
     range.from === undefined ? sql`TRUE` : sql`${column} >= ${range.from}`,
     range.to === undefined ? sql`TRUE` : sql`${column} < ${range.to}`,
@@ -75,11 +80,24 @@ export function countedEventsInUserOrder(experimentId: string, eventName: string
     WHERE ${match} AND e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
       AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`)}
     ORDER BY e.user_id, e.created_at)`;
+  const tagged = stream(sql`e.experiment_id = ${experimentId}`);
   return sql`
     SELECT ev.event_name, ev.user_id, a.variant_id, ev.created_at, ev.value
-    FROM (${stream(sql`e.experiment_id = ${experimentId}`)} UNION ALL ${stream(sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`)}) ev
+    FROM (${untagged ? sql`${tagged} UNION ALL ${stream(UNTAGGED)}` : tagged}) ev
     JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = ev.user_id AND ev.created_at >= a.created_at
-      AND ${inRange(sql`a.user_id`)}`;
+      AND ${onlyUsers(sql`a.user_id`, users)} AND ${inRange(sql`a.user_id`)}`;
+}
+
+/**
+ * Whether any untagged counted event of a metric (no experiment, a feature flag) exists up to `upTo`: (found). One
+ * probe of events_experiment_idx; most metrics have none, and their ordered pass then reads one stream.
+ */
+export function untaggedEventsExist(eventName: string, upTo: Date | null): SQL {
+  return sql`
+    SELECT EXISTS (
+      SELECT 1 FROM events e WHERE ${UNTAGGED} AND e.event_name = ${eventName} AND e.kind = 'track'
+        AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
+    ) AS found`;
 }
 
 /**
@@ -97,23 +115,37 @@ export function countedTotalsOfUser(experimentId: string, ref: { userId: SQL; ev
     SELECT sum(event_count)::bigint AS event_count, coalesce(sum(value_sum), 0)::float8 AS value_sum FROM (
       ${range(sql`e.experiment_id = ${experimentId}`)}
       UNION ALL
-      ${range(sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`)}
+      ${range(UNTAGGED)}
     ) t`;
 }
 
 /**
- * Assignments made in a window, per (variant_id, day): users. One index range per variant, so a refresh reads only
- * the new assignments (the index leads with experiment and variant).
+ * The assignments of the given variants made in a window, as a relation `a` with the columns the caller names. A window
+ * from the start reads the experiment's assignments in one scan; a later one takes one index range per variant of
+ * assignments_experiment_variant_idx (experiment, variant, created_at), so a refresh reads only the new assignments.
  */
+function assignmentsIn(experimentId: string, variantIds: string[], w: CreatedWindow, columns: SQL, where: SQL = sql`TRUE`): SQL {
+  if (w.after === null) {
+    return sql`(
+      SELECT variant_id, ${columns} FROM assignments
+      WHERE experiment_id = ${experimentId} AND variant_id = ANY(${sql.param(variantIds)}::uuid[]) AND ${windowOn(sql`created_at`, w)} AND ${where}
+    ) a`;
+  }
+  return sql`(
+    SELECT v.id AS variant_id, r.* FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
+    JOIN LATERAL (
+      SELECT ${columns} FROM assignments
+      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)} AND ${where}
+    ) r ON TRUE
+  ) a`;
+}
+
+/** Assignments made in a window, per (variant_id, day): users. */
 export function assignmentsPerVariantDay(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
   return sql`
-    SELECT v.id AS variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
-    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
-    JOIN LATERAL (
-      SELECT created_at FROM assignments
-      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)}
-    ) a ON TRUE
-    GROUP BY v.id, 2`;
+    SELECT a.variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
+    FROM ${assignmentsIn(experimentId, variantIds, w, sql`created_at`)}
+    GROUP BY 1, 2`;
 }
 
 /** The assignments of the given users, per (variant_id, day of assignment): users. */
@@ -126,17 +158,13 @@ export function assignmentDaysOfUsers(experimentId: string, users: string[]): SQ
 
 /**
  * Scalar top-level values of the stored contexts of assignments made in a window, per (attribute, value, variant_id):
- * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted). Like
- * assignmentsPerVariantDay, one index range per variant, so a read of the last minute finds only its assignments.
+ * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted). Read like
+ * assignmentsPerVariantDay, so a read of the last minute finds only its assignments.
  */
 export function assignmentContextValues(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
   return sql`
-    SELECT c.key AS attribute, c.value #>> '{}' AS value, v.id AS variant_id, count(*)::bigint AS users
-    FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
-    JOIN LATERAL (
-      SELECT context FROM assignments
-      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)} AND context IS NOT NULL
-    ) a ON TRUE
+    SELECT c.key AS attribute, c.value #>> '{}' AS value, a.variant_id, count(*)::bigint AS users
+    FROM ${assignmentsIn(experimentId, variantIds, w, sql`context`, sql`context IS NOT NULL`)}
     CROSS JOIN LATERAL jsonb_each(a.context) c
     WHERE jsonb_typeof(c.value) IN ('string', 'number', 'boolean')
     GROUP BY 1, 2, 3`;
@@ -146,7 +174,8 @@ export function assignmentContextValues(experimentId: string, variantIds: string
  * Users exposed to more than one variant: assigned users with a `track` event of this experiment in the window that
  * names another variant than their assignment (a client that reports the wrong variant, or two identities merged
  * into one user id): (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written
- * from the assignment itself and never disagree with it.
+ * from the assignment itself and never disagree with it. Only events that carry a variant can disagree: the partial
+ * events_exposure_idx holds just those, by (experiment, time), so the check reads them and nothing else.
  */
 export function conflictingExposures(experimentId: string, w: CreatedWindow): SQL {
   return sql`
@@ -176,7 +205,7 @@ export function preExposureTotals(experimentId: string, eventName: string): SQL 
     SELECT a.user_id, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
     FROM assignments a
     JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track' AND e.created_at < a.created_at
-      AND (e.experiment_id = ${experimentId} OR (e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL))
+      AND (e.experiment_id = ${experimentId} OR (${UNTAGGED}))
     WHERE a.experiment_id = ${experimentId}
     GROUP BY a.user_id`;
 }
