@@ -114,7 +114,7 @@ describe('access', () => {
   });
 
   it('serves nothing under /api/v1/warehouse in the core profile', async () => {
-    const core = await t.spawn({ DEPLOYMENT_PROFILE: 'core', WAREHOUSE_CREDENTIALS_KEYS: KEY_1 });
+    const core = await t.spawn({ DEPLOYMENT_PROFILE: 'core', WAREHOUSE_CREDENTIALS_KEYS: KEY_1 }, clock);
     const res = await core.app.inject({ method: 'GET', url: `${W}/connectors`, headers: admin.headers });
     expect(res.statusCode).toBe(404);
   });
@@ -160,7 +160,8 @@ describe('connections', () => {
 
   it('rotates keys: old keys still decrypt, writes use the newest, an unknown key gives needs_new_credentials', async () => {
     const id = await connection();
-    const rotated = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: `${KEY_2},${KEY_1}` });
+    // The same clock as the first app: its tokens are checked against the test's time, not the wall clock.
+    const rotated = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: `${KEY_2},${KEY_1}` }, clock);
     const read = await rotated.app.inject({ method: 'GET', url: `${W}/connections/${id}`, headers: admin.headers });
     expect(read.json().status).toBe('active');
     const resealed = await rotated.app.inject({ method: 'PUT', url: `${W}/connections/${id}`, headers: admin.headers, payload: { name: 'Renamed' } });
@@ -175,7 +176,7 @@ describe('connections', () => {
     expect(replaced.json().status).toBe('active');
     expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: true });
 
-    const keyless = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir });
+    const keyless = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir }, clock);
     const refused = await keyless.app.inject({ method: 'POST', url: `${W}/connections`, headers: admin.headers, payload: duckdb() });
     expect(refused.statusCode).toBe(503);
     expect(refused.json().detail.code).toBe('credentials_unavailable');
@@ -353,7 +354,7 @@ describe('runs', () => {
     // This server's own look for work (started by the POST) ends finding no slot before the slots free up.
     await t.services.warehouse.drain();
     await t.database.exec('UPDATE warehouse_run_slots SET run_id = NULL');
-    const other = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: KEY_1 });
+    const other = await t.spawn({ WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: KEY_1 }, clock);
     await other.services.warehouse.drain();
     expect((await get(t, admin, `/runs/${next.json().id}`)).json().status).toBe('succeeded');
   });
