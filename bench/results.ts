@@ -167,13 +167,19 @@ try {
       SELECT a.variant_id, e.event_name, count(DISTINCT e.user_id) FROM events e JOIN assignments a ON a.experiment_id = $1 AND a.user_id = e.user_id
       WHERE e.experiment_id = $1 AND e.event_name IN ('purchase', 'revenue') AND e.kind = 'track' AND e.created_at > $2::timestamptz GROUP BY 1, 2`,
     [e.id, rolledUpTo.toISOString()]))).ms);
-    // The job's clock a minute ahead of the last insert, so that the rollup lag lets the new events in.
-    clock.set(new Date(Date.now() + 61_000));
+    // The job's clock exactly the rollup lag ahead, once the insert has committed: its window ends now, so it holds
+    // the new events and the next round's come after it.
+    clock.set(new Date(Date.now() + 60_000));
     rolledUpTo = new Date(clock.now().getTime() - 60_000);
     incremental.push((await timed(() => job.refresh(e.id))).ms);
     // What the job does next: the evaluation (a results computation on the fresh rollups; nothing left to roll up).
     evaluations.push((await timed(() => job.refreshActive())).ms);
   }
+  // Every counted event is rolled up: each incremental round had its 10,000 events to add.
+  const { rows: [check] } = await client.query<{ rolled: string; stored: string }>(`
+    SELECT (SELECT sum(event_count) FROM result_variant_days WHERE experiment_id = $1) AS rolled,
+           (SELECT count(*) FROM events WHERE experiment_id = $1 AND event_name IN ('purchase', 'revenue') AND kind = 'track') AS stored`, [e.id]);
+  if (check.rolled !== check.stored) throw new Error(`rolled up ${check.rolled} events of ${check.stored}`);
   await database.close();
   const floorMs = median(floorRuns);
   console.log({ floorRuns, cold, coldTail, cachedMedian: median(cached), cachedP99: percentile(cached, 0.99), incremental, evaluations, incrementalFloor });

@@ -18,3 +18,9 @@ ALTER TABLE result_watermarks ADD COLUMN with_values boolean NOT NULL DEFAULT tr
 -- assignments_experiment_user_key.
 DROP INDEX assignments_user_idx;
 CREATE INDEX assignments_user_idx ON assignments USING hash (user_id);
+
+-- The same for events_user_idx: a results refresh finds a user's earlier events of a metric index-only through
+-- events_experiment_idx, where a btree on (user_id, created_at) looked as cheap to the planner and visited the heap
+-- for every event of the user. Lookups of one user's events stay equality lookups.
+DROP INDEX events_user_idx;
+CREATE INDEX events_user_idx ON events USING hash (user_id);

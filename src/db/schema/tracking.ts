@@ -27,7 +27,8 @@ export const assignments = pgTable(
  * partitioning); the scheduler creates partitions ahead and a DEFAULT partition catches anything beyond them.
  * No foreign keys: an RI check per row would lock the experiment row for every insert; deleting a flag or a draft
  * experiment detaches its events through the tracking service instead. Indexes are in the migrations only
- * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass; the partial
+ * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass; events_user_idx is a
+ * hash index since 0016, for equality lookups only; the partial
  * events_exposure_idx of 0016 holds only the tracked events that name a variant, for the exposure check).
  */
 export const events = pgTable(

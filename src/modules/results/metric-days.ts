@@ -72,12 +72,12 @@ function deltas(
              prior_count + sum(event_count) OVER u - event_count AS count_before,
              prior_sum + sum(value_sum) OVER u - value_sum AS sum_before
       FROM (
-        SELECT ne.assignment_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
+        SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
                b.event_count AS prior_count, b.value_sum AS prior_sum
         FROM new_events ne
         CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after)}) b
       ) s
-      WINDOW u AS (PARTITION BY assignment_id, event_name ORDER BY day)
+      WINDOW u AS (PARTITION BY user_id, event_name ORDER BY day)
     )
     SELECT event_name, variant_id, day,
            count(*) FILTER (WHERE count_before = 0)::bigint AS converters,

@@ -43,19 +43,18 @@ const onlyUsers = (column: SQL, users: UserSet | undefined): SQL =>
 
 /**
  * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
- * event name and UTC day: (assignment_id, user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Rows come
- * grouped by assignment id (a uuid) first, so a consumer ordering by (assignment_id, event_name, day) needs no text
- * sort. `users` restricts it to those users (a small set: the index on (user_id, created_at) finds their events).
+ * event name and UTC day: (user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Each event's
+ * assignment is one probe of assignments_experiment_user_key, read index-only. `users` restricts it to those users.
  */
 export function countedEventsPerUserDay(experimentId: string, eventNames: string[], w: CreatedWindow, users?: UserSet): SQL {
   return sql`
-    SELECT a.id AS assignment_id, a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
+    SELECT a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
            (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
     FROM events e
     JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
     WHERE e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)}
       AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)}
-    GROUP BY a.id, a.user_id, a.variant_id, e.event_name, 6`;
+    GROUP BY a.user_id, a.variant_id, a.created_at, e.event_name, 5`;
 }
 
 /**
