@@ -75,7 +75,7 @@ function deltas(
         SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
                b.event_count AS prior_count, b.value_sum AS prior_sum
         FROM new_events ne
-        CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after)}) b
+        CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after, untagged)}) b
       ) s
       WINDOW u AS (PARTITION BY user_id, event_name ORDER BY day)
     )
@@ -106,15 +106,23 @@ async function mergeOrdered<T>(tx: Executor, fromStart: boolean, run: () => Prom
   return out;
 }
 
+/** Whether untagged counted events of the metrics exist up to `upTo`: when none, reads of them take one stream. */
+async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
+  const [{ found }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventNames, upTo));
+  return found;
+}
+
 /**
  * Adds a family of metrics' events of a window (metrics whose watermarks agree) to the day deltas, in one statement
  * whatever the number of metrics or days.
  */
 export async function rollUpMetrics(tx: Executor, experimentId: string, eventNames: string[], w: CreatedWindow): Promise<void> {
+  // The users' totals before the window (or the pass from the start) read the untagged stream only when it has events.
+  const untagged = await untaggedBefore(tx, eventNames, w.after ?? w.upTo);
   await mergeOrdered(tx, w.after === null, () => tx.execute(sql`
     INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
     SELECT ${experimentId}, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, eventNames, w)}) d
+    FROM (${deltas(experimentId, eventNames, w, { untagged })}) d
     ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
       converters = result_variant_days.converters + excluded.converters,
       event_count = result_variant_days.event_count + excluded.event_count,
@@ -162,7 +170,7 @@ export function userRanges(splits: string[]): UserRange[] {
 export async function metricDeltasFromStart(
   db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: { range?: UserRange; users?: string[]; values: boolean },
 ): Promise<MetricDay[]> {
-  const [{ found: untagged }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventName, upTo));
+  const untagged = await untaggedBefore(db, [eventName], upTo);
   const rows = await mergeOrdered(db, true, () => queryRows<MetricDayRow>(db, sql`
     SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
     FROM (${deltas(experimentId, [eventName], { after: null, upTo }, { ...only, untagged })}) d`));
@@ -217,6 +225,7 @@ export async function metricDays(
     UNION ALL
     SELECT event_name, variant_id, day, -converters, -event_count, -count_square_delta, -value_sum, -value_square_delta
     FROM (${deltas(experimentId, eventNames, ALL_TIME, { users: excluded })}) x`;
+  const untagged = await untaggedBefore(db, eventNames, watermark);
   const rows = await mergeOrdered(db, watermark === null, () => queryRows<MetricDayRow>(db, sql`
     SELECT event_name, variant_id, day::text AS day, sum(converters)::bigint AS converters, sum(event_count)::bigint AS event_count,
            sum(count_square_delta)::float8 AS count_square_delta, sum(value_sum)::float8 AS value_sum,
@@ -226,7 +235,7 @@ export async function metricDays(
       FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])
       UNION ALL
       SELECT event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
-      FROM (${deltas(experimentId, eventNames, { after: watermark, upTo: null })}) tail
+      FROM (${deltas(experimentId, eventNames, { after: watermark, upTo: null }, { untagged })}) tail
       ${minus}
     ) d GROUP BY event_name, variant_id, day ORDER BY day`));
   const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));

@@ -88,28 +88,31 @@ export function countedEventsInUserOrder(
 }
 
 /**
- * Whether any untagged counted event of a metric (no experiment, a feature flag) exists up to `upTo`: (found). One
- * probe of events_experiment_idx; most metrics have none, and their ordered pass then reads one stream.
+ * Whether any untagged counted event of the metrics (no experiment, a feature flag) exists up to `upTo`: (found). One
+ * probe of events_experiment_idx per name; most metrics have none, and their reads then take one stream.
  */
-export function untaggedEventsExist(eventName: string, upTo: Date | null): SQL {
+export function untaggedEventsExist(eventNames: string[], upTo: Date | null): SQL {
   return sql`
     SELECT EXISTS (
-      SELECT 1 FROM events e WHERE ${UNTAGGED} AND e.event_name = ${eventName} AND e.kind = 'track'
+      SELECT 1 FROM events e WHERE ${UNTAGGED} AND e.event_name = ANY(${sql.param(eventNames)}::text[]) AND e.kind = 'track'
         AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
     ) AS found`;
 }
 
 /**
  * A user's counted events of one metric from the assignment up to `upTo`, as a LATERAL subquery over a consumer's
- * row that names the user, the event name and the assignment time: (event_count, value_sum). Two index-only ranges
- * of events_experiment_idx (tagged, and untagged with a flag), so its cost follows the users asked about, not the
- * experiment's size.
+ * row that names the user, the event name and the assignment time: (event_count, value_sum). Index-only ranges of
+ * events_experiment_idx (tagged; and untagged with a flag, unless `untagged` is false because `untaggedEventsExist`
+ * found none), so its cost follows the users asked about, not the experiment's size.
  */
-export function countedTotalsOfUser(experimentId: string, ref: { userId: SQL; eventName: SQL; assignedAt: SQL }, upTo: Date): SQL {
+export function countedTotalsOfUser(
+  experimentId: string, ref: { userId: SQL; eventName: SQL; assignedAt: SQL }, upTo: Date, untagged = true,
+): SQL {
   const range = (match: SQL) => sql`
     SELECT count(*) AS event_count, sum(e.value) AS value_sum FROM events e
     WHERE ${match} AND e.event_name = ${ref.eventName} AND e.user_id = ${ref.userId} AND e.kind = 'track'
       AND e.created_at >= ${ref.assignedAt} AND e.created_at <= ${upTo.toISOString()}::timestamptz`;
+  if (!untagged) return sql`SELECT event_count::bigint AS event_count, coalesce(value_sum, 0)::float8 AS value_sum FROM (${range(sql`e.experiment_id = ${experimentId}`)}) t`;
   return sql`
     SELECT sum(event_count)::bigint AS event_count, coalesce(sum(value_sum), 0)::float8 AS value_sum FROM (
       ${range(sql`e.experiment_id = ${experimentId}`)}
