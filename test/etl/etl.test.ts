@@ -3,7 +3,7 @@ import type { UpliftApp } from '../../src/app.js';
 import { DATE_FORMAT_MESSAGE } from '../../src/modules/etl/partitions.js';
 import { CRAWLER_RUNNING, JOB_RUN_NOT_FOUND, NOT_HOURLY, TABLE_NOT_FOUND, UNKNOWN_CRAWLER, UNKNOWN_JOB, UNKNOWN_TABLE } from '../../src/modules/etl/service.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
+import { glueEnv, startHttpServer, type ReceivedRequest } from '../helpers/fakes.js';
 
 /**
  * A fake of the Glue API (AWS JSON 1.1: POST / with X-Amz-Target: AWSGlue.<Operation>). Tables: `events` (dt, hour),
@@ -81,15 +81,10 @@ let viewer: TestUser;
 beforeAll(async () => {
   glue = await startHttpServer(fakeGlue());
   t = await testApp({
-    env: {
-      ETL_GLUE_ENDPOINT: glue.url,
-      ETL_AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'AKIDTEST',
-      AWS_SECRET_ACCESS_KEY: 'secret',
-      ETL_GLUE_JOBS: 'daily_rollup=uplift-daily-rollup',
+    env: glueEnv(glue.url, {
       ETL_GLUE_CRAWLERS: 'events-crawler,busy-crawler',
       ETL_GLUE_TABLES: 'lake.events,lake.hive,lake.flat,lake.refusing,lake.unreadable,lake.missing',
-    },
+    }),
   });
   unconfigured = await t.spawn({ ETL_GLUE_ENDPOINT: glue.url, AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret' });
   [developer, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user({ role: 'VIEWER' })]);

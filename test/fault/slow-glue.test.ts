@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTERNAL_ERROR } from '../../src/platform/errors.js';
-import { startHttpServer } from '../helpers/fakes.js';
+import { glueEnv, startHttpServer } from '../helpers/fakes.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 /**
@@ -19,17 +19,12 @@ const ATTEMPTS = 3;
 beforeAll(async () => {
   glue = await startHttpServer(() => 'hang');
   t = await testApp({
-    env: {
-      ETL_GLUE_ENDPOINT: glue.url,
-      ETL_AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'AKIDTEST',
-      AWS_SECRET_ACCESS_KEY: 'secret',
-      ETL_GLUE_JOBS: 'daily_rollup=uplift-daily-rollup',
+    env: glueEnv(glue.url, {
       ETL_GLUE_CRAWLERS: 'events-crawler',
       ETL_GLUE_TABLES: 'lake.events',
       ETL_GLUE_CONNECTION_TIMEOUT_SECONDS: '1',
       ETL_GLUE_REQUEST_TIMEOUT_SECONDS: '1',
-    },
+    }),
   });
   developer = await t.user({ role: 'DEVELOPER' });
 });

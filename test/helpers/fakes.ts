@@ -221,3 +221,16 @@ export function openSse(url: string, headers: Record<string, string>) {
 /** An event whose entry has this field value. */
 export const entryWith = (field: string, value: unknown) => (e: SseEvent) =>
   e.data !== undefined && (JSON.parse(e.data) as Record<string, unknown>)[field] === value;
+
+/**
+ * Settings for an app whose ETL module talks to a fake Glue endpoint at `url`: test credentials, region and the job
+ * `daily_rollup`, plus what a test adds (its crawlers, tables, timeouts).
+ */
+export const glueEnv = (url: string, more: Record<string, string>): Record<string, string> => ({
+  ETL_GLUE_ENDPOINT: url,
+  ETL_AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'AKIDTEST',
+  AWS_SECRET_ACCESS_KEY: 'secret',
+  ETL_GLUE_JOBS: 'daily_rollup=uplift-daily-rollup',
+  ...more,
+});
