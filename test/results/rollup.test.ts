@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantResults } from '../../src/modules/results/compare.js';
 import { judge } from '../../src/modules/results/judgement.js';
-import { metricDays, metricDeltasFromStart, rollUpMetrics, sumMetricDays, userRanges } from '../../src/modules/results/store.js';
+import { metricDays, metricDeltasFromStart, rollUpMetrics, sumMetricDays, untaggedBefore, userRanges } from '../../src/modules/results/store.js';
 import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
@@ -124,8 +124,9 @@ describe('ordered passes over ranges of users', () => {
       const splits = [...new Set(cuts.map(userOf))].sort();
       const whole = (await metricDays(db, e.id, [eventName], null, excluded)).get(eventName)!;
       const parts = [];
-      for (const range of userRanges(splits)) parts.push(await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, null, { range, values })));
-      const minus = excluded.length === 0 ? [] : [await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, null, { users: excluded, values }))];
+      const plan = { values, untagged: await untaggedBefore(db, [eventName], null) };
+      for (const range of userRanges(splits)) parts.push(await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, null, { range, ...plan })));
+      const minus = excluded.length === 0 ? [] : [await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, null, { users: excluded, ...plan }))];
       const key = (d: { variantId: string; day: string }) => `${d.day}/${d.variantId}`;
       // Rows that add nothing are left out, and -0 (a float product) is 0.
       const nonZero = (days: typeof whole) => days.filter((d) => d.converters !== 0 || d.eventCount !== 0 || d.valueSum !== 0 || d.valueSquares !== 0)

@@ -107,7 +107,7 @@ async function mergeOrdered<T>(tx: Executor, fromStart: boolean, run: () => Prom
 }
 
 /** Whether untagged counted events of the metrics exist up to `upTo`: when none, reads of them take one stream. */
-async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
+export async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
   const [{ found }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventNames, upTo));
   return found;
 }
@@ -162,18 +162,24 @@ export function userRanges(splits: string[]): UserRange[] {
   return [...splits, undefined].map((to, i) => ({ from: i === 0 ? undefined : splits[i - 1], to }));
 }
 
+/** How a metric's passes from the start read it, decided once for all its ranges. */
+export interface PassPlan {
+  /** false: the value columns stay 0 (only conversion and count metrics read the event). */
+  values: boolean;
+  /** false: no untagged counted event exists up to the pass's end (untaggedBefore), and the pass reads one stream. */
+  untagged: boolean;
+}
+
 /**
  * One metric's day deltas from the start up to `upTo` (null: everything), for one range of users or for the given
- * users only: one ordered pass (several over disjoint ranges can run at once, and their deltas add up). `values`
- * false leaves the value columns at 0, for events only conversion and count metrics read.
+ * users only: one ordered pass (several over disjoint ranges can run at once, and their deltas add up).
  */
 export async function metricDeltasFromStart(
-  db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: { range?: UserRange; users?: string[]; values: boolean },
+  db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: PassPlan & { range?: UserRange; users?: string[] },
 ): Promise<MetricDay[]> {
-  const untagged = await untaggedBefore(db, [eventName], upTo);
   const rows = await mergeOrdered(db, true, () => queryRows<MetricDayRow>(db, sql`
     SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, { ...only, untagged })}) d`));
+    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, only)}) d`));
   return rows.map(toMetricDay);
 }
 

@@ -7,7 +7,7 @@ import { sqlState } from '../../db/errors.js';
 import type { Bus } from '../../platform/bus.js';
 import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { atMost, needsValues, rangesFor } from './rollup.js';
+import { atMost, needsValues, passPlans, rangesFor } from './rollup.js';
 import { eventNamesOf, familiesOf, type Snapshot } from './snapshot.js';
 import * as store from './store.js';
 
@@ -91,12 +91,14 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
       const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(tx, rangesFor(parallel))) : [{}];
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
+      const plans = await passPlans(tx, e, fromStartNames, null);
       const passes = (name: string) => {
         const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
+        const plan = plans.get(name)!;
         parts.set(name, into);
         return [
-          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range, values: needsValues(e, name) }))),
-          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded, values: needsValues(e, name) }))]),
+          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range, ...plan }))),
+          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded, ...plan }))]),
         ];
       };
       // The longest single reads first (the assignments and their contexts, each one statement), then the metrics:

@@ -33,6 +33,13 @@ export async function atMost(width: number, tasks: Array<() => Promise<void>>): 
 export const needsValues = (e: Pick<AnalysedExperiment, 'metrics'>, eventName: string): boolean =>
   e.metrics.some((m) => m.event_name === eventName && metricKind(m.metric_type) === 'value');
 
+/** Each metric's plan for its passes from the start up to `upTo`: one probe per metric, whatever its ranges. */
+export async function passPlans(db: Executor, e: Pick<AnalysedExperiment, 'metrics'>, names: string[], upTo: Date | null): Promise<Map<string, store.PassPlan>> {
+  const plans = new Map<string, store.PassPlan>();
+  for (const name of names) plans.set(name, { values: needsValues(e, name), untagged: await store.untaggedBefore(db, [name], upTo) });
+  return plans;
+}
+
 /**
  * Ranges of users each metric's ordered pass is cut into when `width` statements may run at once: several per
  * statement, because the split points divide the users, not the events (a metric's events may gather in some
@@ -80,10 +87,11 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
     const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [{}];
     const computed = new Map<string, store.MetricDay[][]>(fromStartNames.map((name) => [name, []]));
+    const plans = await passPlans(db, e, fromStartNames, upTo);
     const pass = (name: string, range: store.UserRange) => async () => {
       const days = await db.transaction(async (t) => {
         await store.tuneForResults(t);
-        return store.metricDeltasFromStart(t, e.id, name, upTo, { range, values: needsValues(e, name) });
+        return store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! });
       });
       computed.get(name)?.push(days);
     };
