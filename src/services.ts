@@ -212,6 +212,8 @@ export function createServices(deps: PlatformDeps) {
   });
   scheduler.register('experiment-auto-start', 60, experiments.startScheduled);
   scheduler.register('experiment-auto-complete', 60, experiments.completeEnded);
+  // The events' new block ranges summarized first, so that the rollup reads only its window's.
+  scheduler.register('event-ranges', 60, trackingData.summarizeRanges);
   scheduler.register('results-rollup', 60, () => results.refreshActive());
   // Rollback first: a flag rolled back in this tick has its schedule paused before stages are applied.
   scheduler.register('safety-auto-rollback', 60, safety.runAutoRollback);

@@ -5,6 +5,7 @@
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
 export const LOCK_NOT_AVAILABLE = '55P03';
+export const INSUFFICIENT_PRIVILEGE = '42501';
 /** statement_timeout (DATABASE_STATEMENT_TIMEOUT_SECONDS) cancelled the statement. */
 export const QUERY_CANCELED = '57014';
 

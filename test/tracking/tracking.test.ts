@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/db/client.js';
 import { ensureEventPartitions } from '../../src/modules/tracking/partitions.js';
@@ -268,5 +270,53 @@ describe('events', () => {
     expect(await ensureEventPartitions(t.database.db, future, 1)).toEqual([]);
     const where = await queryRows<{ part: string }>(t.database.db, sql`SELECT tableoid::regclass::text AS part FROM events WHERE id = ${id}`);
     expect(where[0].part).toMatch(/events_y2031m06$/);
+  });
+});
+
+describe('event block ranges', () => {
+  // Enough events to fill several of the BRIN index's 32-page ranges.
+  const insertMany = (n: number, at: Date) => insertEvents(t.database.db, Array.from({ length: n }, (_, i) => ({
+    id: randomUUID(), eventName: 'ranges', userId: `ranges-${i}`, experimentId: null, featureFlagId: null, variantId: null, value: i, metadata: null,
+    kind: 'track' as const, createdAt: at,
+  })));
+  /** The partition the events of `at` land in, and its BRIN index on created_at. */
+  const partitionOf = async (at: Date) => (await queryRows<{ partition: string; index: string }>(t.database.db, sql`
+    SELECT e.tableoid::regclass::text AS partition, i.inhrelid::regclass::text AS index
+    FROM (SELECT tableoid FROM events WHERE created_at = ${at.toISOString()}::timestamptz LIMIT 1) e
+    JOIN pg_index x ON x.indrelid = e.tableoid
+    JOIN pg_inherits i ON i.inhrelid = x.indexrelid AND i.inhparent = 'events_created_at_brin'::regclass`))[0];
+  /** Summarizes what is left unsummarized of the index now: how many ranges that was. */
+  const leftUnsummarized = (index: string) => count(sql`SELECT brin_summarize_new_values(${index}::regclass)::int AS n`);
+
+  it('the event-ranges job summarizes the ranges filled since its last run, before the results rollup reads them', async () => {
+    const jobs = t.services.scheduler.jobs().map((j) => j.name);
+    expect(jobs).toContain('event-ranges');
+    expect(jobs.indexOf('event-ranges')).toBeLessThan(jobs.indexOf('results-rollup'));
+    const at = new Date();
+    await insertMany(5000, at);
+    const { index } = await partitionOf(at);
+    await t.services.trackingData.summarizeRanges();
+    expect(await leftUnsummarized(index)).toBe(0);
+  });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))('skips a partition another transaction holds, and summarizes it on a later run', async () => {
+    const at = new Date(Date.now() - 1);
+    await insertMany(5000, at);
+    const { partition, index } = await partitionOf(at);
+    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${t.database.searchPath}` });
+    await client.connect();
+    try {
+      // What VACUUM holds while it runs: the job gives the partition up rather than wait (or cancel an autovacuum).
+      await client.query('BEGIN');
+      await client.query(`LOCK TABLE ${partition} IN SHARE UPDATE EXCLUSIVE MODE`);
+      await t.services.trackingData.summarizeRanges();
+      await client.query('ROLLBACK');
+    } finally {
+      await client.end();
+    }
+    expect(await leftUnsummarized(index)).toBeGreaterThan(0);
+    await insertMany(5000, at);
+    await t.services.trackingData.summarizeRanges();
+    expect(await leftUnsummarized(index)).toBe(0);
   });
 });

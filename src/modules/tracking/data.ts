@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js';
 import type { CreatedPeriod } from '../../db/paging.js';
 import { guardrailCounts, type GuardrailWindows } from './guardrail-read.js';
-import { ensureEventPartitions } from './partitions.js';
+import { ensureEventPartitions, summarizeEventRanges } from './partitions.js';
 import * as store from './store.js';
 
 export type { AssignmentOverlap, VariantMetricStats } from './store.js';
@@ -43,6 +43,11 @@ export function createTrackingData(db: Db) {
     /** For the scheduler: monthly event partitions exist ahead of time. */
     ensurePartitions: async (now: Date): Promise<void> => {
       await ensureEventPartitions(db, now);
+    },
+
+    /** For the scheduler, before the results rollup: the events' new block ranges are summarized (reads find them). */
+    summarizeRanges: async (): Promise<void> => {
+      await summarizeEventRanges(db);
     },
   };
 }
