@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantResults } from '../../src/modules/results/compare.js';
 import { judge } from '../../src/modules/results/judgement.js';
-import { metricDays, metricDeltasFromStart, rollUpMetrics, sumMetricDays, untaggedBefore, userRanges } from '../../src/modules/results/store.js';
+import {
+  addMetricDays, type MetricDay, metricDays, metricDeltasFromStart, metricWindowDeltas, sumMetricDays, untaggedBefore, userRanges,
+} from '../../src/modules/results/store.js';
 import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
@@ -65,9 +67,9 @@ function expected(c: Case, variantIds: string[], days: string[]): Map<string, Ma
 }
 
 describe('incremental rollup', () => {
-  it('rolled up in any windows plus the unrolled tail, gives the directly counted totals for every day', async () => {
+  it('rolled up in any windows, each over any ranges of users, plus the unrolled tail, gives the directly counted totals for every day', async () => {
     const variantIds = e.variants.map((v: Json) => v.id as string);
-    await fc.assert(fc.asyncProperty(caseArb, async (c) => {
+    await fc.assert(fc.asyncProperty(caseArb, fc.array(fc.nat({ max: 5 }), { maxLength: 3 }), async (c, splitAt) => {
       const run = randomUUID().slice(0, 8);
       const eventName = `ev-${run}`;
       const db = t.database.db;
@@ -82,10 +84,20 @@ describe('incremental rollup', () => {
         createdAt: new Date(BASE + ev.hour * HOUR),
       }));
       await insertEvents(db, rows);
+      // What the rollup job does with a window: its deltas over the ranges of users, added up to the rollup.
+      const splits = [...new Set(splitAt.map((i) => `${run}-${i % c.users.length}`))].sort();
       let after: Date | null = null;
       for (const cut of c.cuts) {
         const upTo = new Date(BASE + cut * HOUR);
-        await db.transaction((tx) => rollUpMetrics(tx, e.id, [eventName], { after, upTo }));
+        const untagged = await untaggedBefore(db, [eventName], after ?? upTo);
+        const parts: MetricDay[][] = [];
+        for (const range of userRanges(splits)) {
+          const from = after;
+          parts.push(from === null
+            ? await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, upTo, { range, values: true, untagged }))
+            : (await db.transaction((tx) => metricWindowDeltas(tx, e.id, [eventName], { after: from, upTo }, { range, untagged }))).get(eventName)!);
+        }
+        await db.transaction((tx) => addMetricDays(tx, e.id, eventName, sumMetricDays(parts)));
         after = upTo;
       }
       const found = (await metricDays(db, e.id, [eventName], after, [])).get(eventName)!;

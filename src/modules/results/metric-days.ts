@@ -66,7 +66,7 @@ function deltas(
   }
   // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
   return sql`
-    WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, users)}),
+    WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, { users, range })}),
     steps AS (
       SELECT event_name, variant_id, day, event_count, value_sum,
              prior_count + sum(event_count) OVER u - event_count AS count_before,
@@ -110,25 +110,6 @@ async function mergeOrdered<T>(tx: Executor, fromStart: boolean, run: () => Prom
 export async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
   const [{ found }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventNames, upTo));
   return found;
-}
-
-/**
- * Adds a family of metrics' events of a window (metrics whose watermarks agree) to the day deltas, in one statement
- * whatever the number of metrics or days.
- */
-export async function rollUpMetrics(tx: Executor, experimentId: string, eventNames: string[], w: CreatedWindow): Promise<void> {
-  // The users' totals before the window (or the pass from the start) read the untagged stream only when it has events.
-  const untagged = await untaggedBefore(tx, eventNames, w.after ?? w.upTo);
-  await mergeOrdered(tx, w.after === null, () => tx.execute(sql`
-    INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
-    SELECT ${experimentId}, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, eventNames, w, { untagged })}) d
-    ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
-      converters = result_variant_days.converters + excluded.converters,
-      event_count = result_variant_days.event_count + excluded.event_count,
-      count_square_delta = result_variant_days.count_square_delta + excluded.count_square_delta,
-      value_sum = result_variant_days.value_sum + excluded.value_sum,
-      value_square_delta = result_variant_days.value_square_delta + excluded.value_square_delta`));
 }
 
 type MetricDayRow = {
@@ -183,7 +164,23 @@ export async function metricDeltasFromStart(
   return rows.map(toMetricDay);
 }
 
-/** Adds day deltas computed apart (by metricDeltasFromStart) to one metric's rollup. */
+/**
+ * A family of metrics' day deltas (metrics whose watermarks agree) in a window after their watermark, per event name,
+ * for one range of users (several over disjoint ranges can run at once, and their deltas add up): one statement
+ * whatever the number of metrics or days.
+ */
+export async function metricWindowDeltas(
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, only: { range?: UserRange; untagged: boolean },
+): Promise<Map<string, MetricDay[]>> {
+  const rows = await queryRows<MetricDayRow>(db, sql`
+    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
+    FROM (${deltas(experimentId, eventNames, w, only)}) d`);
+  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
+  for (const r of rows) out.get(r.event_name)?.push(toMetricDay(r));
+  return out;
+}
+
+/** Adds day deltas computed apart (by metricDeltasFromStart or metricWindowDeltas) to one metric's rollup. */
 export async function addMetricDays(tx: Executor, experimentId: string, eventName: string, days: MetricDay[]): Promise<void> {
   if (days.length === 0) return;
   const column = <K extends keyof MetricDay>(key: K) => sql.param(days.map((d) => d[key]));

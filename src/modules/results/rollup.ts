@@ -53,70 +53,76 @@ export const rangesFor = (width: number) => 4 * width;
  */
 export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; parallel: number }) {
   /**
-   * Rolls up everything older than the lag that is not rolled up yet. Each stream (assignments with their contexts,
-   * exposures, each family of metrics) is rolled up in its own transaction that holds the stream's watermark row, so
-   * refreshes of one experiment from any process take turns per stream and each window is added exactly once. A
-   * metric never rolled up is computed first, over ranges of users, with no lock or connection held, and added under
-   * its lock unless another process did it meanwhile; all of it runs `parallel` statements at a time.
+   * Rolls up everything older than the lag that is not rolled up yet. The assignments with their contexts and the
+   * exposures are each rolled up in their own transaction that holds the stream's watermark row. The metrics' deltas
+   * are computed over ranges of users with no lock or connection held (from the start for a metric never rolled up,
+   * otherwise the window after the watermark of each family of metrics whose watermarks agree), and added under the
+   * watermarks' locks unless another process moved them meanwhile. So refreshes of one experiment from any process
+   * take turns per stream and each window is added exactly once; all of it runs `parallel` statements at a time.
    */
   async function refresh(e: AnalysedExperiment): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
     const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
-    /** One transaction over some streams: locks their watermarks, then rolls up each group whose watermarks agree. */
-    const stream = (items: string[], streamOf: (item: string) => string, rollUp: (tx: Executor, items: string[], w: store.CreatedWindow) => Promise<void>) =>
+    /** One transaction over a stream: locks its watermark, then rolls up what is due. */
+    const stream = (name: string, rollUp: (tx: Executor, w: store.CreatedWindow) => Promise<void>) =>
       () => db.transaction(async (tx) => {
         await store.tuneForResults(tx);
-        const marks = await store.lockWatermarks(tx, e.id, items.map(streamOf));
-        const due = (item: string) => {
-          const after = store.rolledUpTo(marks, streamOf(item));
-          return after === null || after < upTo ? after : undefined;
-        };
-        for (const family of familiesOf(items, due)) {
-          await rollUp(tx, family.names, { after: family.window, upTo });
-          await store.setWatermarks(tx, e.id, family.names.map(streamOf), upTo);
-        }
+        const after = store.rolledUpTo(await store.lockWatermarks(tx, e.id, [name]), name);
+        if (after !== null && after >= upTo) return;
+        await rollUp(tx, { after, upTo });
+        await store.setWatermarks(tx, e.id, [name], upTo);
       });
-    const same = (name: string) => name;
     const names = eventNamesOf(e);
     const marks = await store.readWatermarks(db, e.id);
-    // One statement per family of metrics whose watermarks agree (all of them, unless a metric was added later).
-    const families = familiesOf(names, (name) => store.metricWatermark(marks, name, needsValues(e, name)));
-    // A metric never rolled up (or rolled up without the values a metric now needs): its ordered pass (over ranges of
-    // users when statements run at once).
-    const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
-    const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, rangesFor(parallel))) : [{}];
-    const computed = new Map<string, store.MetricDay[][]>(fromStartNames.map((name) => [name, []]));
-    const plans = await passPlans(db, e, fromStartNames, upTo);
-    const pass = (name: string, range: store.UserRange) => async () => {
-      const days = await db.transaction(async (t) => {
-        await store.tuneForResults(t);
-        return store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! });
-      });
-      computed.get(name)?.push(days);
-    };
-    // The longest tasks first: the refreshes of metrics rolled up before (a window of their events each), the
-    // assignments with their contexts and the exposures, then the passes of metrics never rolled up.
+    const markOf = (name: string) => store.metricWatermark(marks, name, needsValues(e, name));
+    // Metrics never rolled up (or rolled up without the values a metric now needs): one ordered pass each, over
+    // 4 ranges of users per statement at a time. The others: one statement per family of metrics whose watermarks
+    // agree (all of them, unless a metric was added later), over one range of users per statement at a time.
+    const windows = familiesOf(names, markOf).flatMap((f) => (f.window !== null && f.window < upTo ? [{ names: f.names, after: f.window }] : []));
+    const fromStart = names.filter((name) => markOf(name) === null);
+    const rangesOf = async (parts: number, wanted: boolean) => (!wanted ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, parts)) : [{}]);
+    const passRanges = await rangesOf(rangesFor(parallel), fromStart.length > 0);
+    const windowRanges = await rangesOf(parallel, windows.length > 0);
+    const plans = await passPlans(db, e, fromStart, upTo);
+    const computed = new Map<string, store.MetricDay[][]>(names.map((name) => [name, []]));
+    const computing = (run: (t: Executor) => Promise<void>) => () => db.transaction(async (t) => {
+      await store.tuneForResults(t);
+      await run(t);
+    });
+    const windowTasks = await Promise.all(windows.map(async (w) => {
+      // The users' totals before the window read the untagged stream only when it has events.
+      const untagged = await store.untaggedBefore(db, w.names, w.after);
+      return windowRanges.map((range) => computing(async (t) => {
+        const days = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged });
+        for (const [name, list] of days) computed.get(name)!.push(list);
+      }));
+    }));
+    // The longest tasks first: the windows of the metrics rolled up before, the assignments with their contexts and
+    // the exposures, then the passes of metrics never rolled up.
     await atMost(parallel, [
-      ...families.flatMap((f) => (f.window === null ? []
-        : [stream(f.names, store.metricStream, (tx, items, w) => store.rollUpMetrics(tx, e.id, items, w))])),
-      stream([store.ASSIGNMENTS_STREAM], same, async (tx, _items, w) => {
+      ...windowTasks.flat(),
+      stream(store.ASSIGNMENTS_STREAM, async (tx, w) => {
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
         await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
-      stream([store.EXPOSURES_STREAM], same, (tx, _items, w) => store.rollUpExposures(tx, e.id, w)),
-      ...fromStartNames.flatMap((name) => ranges.map((range) => pass(name, range))),
+      stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, w)),
+      ...fromStart.flatMap((name) => passRanges.map((range) => computing(async (t) => {
+        computed.get(name)!.push(await store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
+      }))),
     ]);
-    for (const [name, parts] of computed) {
+    const families = [...windows.map((w) => ({ names: w.names, from: w.after as Date | null })), ...fromStart.map((name) => ({ names: [name], from: null }))];
+    for (const family of families) {
       await db.transaction(async (tx) => {
-        const values = needsValues(e, name);
-        const held = await store.lockWatermarks(tx, e.id, [store.metricStream(name)]);
-        // Another process did it meanwhile.
-        if (store.metricWatermark(held, name, values) !== null) return;
-        // A rollup without the values a metric now needs is replaced.
-        if (store.rolledUpTo(held, store.metricStream(name)) !== null) await store.clearMetricDays(tx, e.id, name);
-        await store.addMetricDays(tx, e.id, name, store.sumMetricDays(parts));
-        await store.setWatermarks(tx, e.id, [store.metricStream(name)], upTo, values);
+        const held = await store.lockWatermarks(tx, e.id, family.names.map(store.metricStream));
+        // Another process moved a watermark meanwhile and added its own window: the next refresh adds what is left.
+        if (family.names.some((name) => store.metricWatermark(held, name, needsValues(e, name))?.getTime() !== family.from?.getTime())) return;
+        for (const name of family.names) {
+          // A rollup without the values a metric now needs is replaced.
+          if (family.from === null && store.rolledUpTo(held, store.metricStream(name)) !== null) await store.clearMetricDays(tx, e.id, name);
+          await store.addMetricDays(tx, e.id, name, store.sumMetricDays(computed.get(name)!));
+        }
+        await store.setWatermarks(tx, e.id, family.names.map(store.metricStream), upTo, family.from === null ? needsValues(e, family.names[0]) : undefined);
       });
     }
   }

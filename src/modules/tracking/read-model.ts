@@ -41,19 +41,27 @@ const onlyUsers = (column: SQL, users: UserSet | undefined): SQL =>
     : Array.isArray(users) ? sql`${column} = ANY(${sql.param(users)}::text[])`
     : sql`${column} IN (${users})`;
 
+const inRange = (column: SQL, range: UserRange): SQL => sql.join([
+  range.from === undefined ? sql`TRUE` : sql`${column} >= ${range.from}`,
+  range.to === undefined ? sql`TRUE` : sql`${column} < ${range.to}`,
+], sql` AND `);
+
 /**
  * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
  * event name and UTC day: (user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Each event's
- * assignment is one probe of assignments_experiment_user_key, read index-only. `users` restricts it to those users.
+ * assignment is one probe of assignments_experiment_user_key, read index-only. `users` restricts it to those users,
+ * `range` to a range of user ids (so that the window's users can be split over statements that run at once).
  */
-export function countedEventsPerUserDay(experimentId: string, eventNames: string[], w: CreatedWindow, users?: UserSet): SQL {
+export function countedEventsPerUserDay(
+  experimentId: string, eventNames: string[], w: CreatedWindow, { users, range = {} }: { users?: UserSet; range?: UserRange } = {},
+): SQL {
   return sql`
     SELECT a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
            (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
     FROM events e
     JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
     WHERE e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)}
-      AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)}
+      AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}
     GROUP BY a.user_id, a.variant_id, a.created_at, e.event_name, 5`;
 }
 
@@ -70,21 +78,17 @@ export function countedEventsPerUserDay(experimentId: string, eventNames: string
 export function countedEventsInUserOrder(
   experimentId: string, eventName: string, upTo: Date | null, { users, range = {}, untagged = true }: { users?: UserSet; range?: UserRange; untagged?: boolean } = {},
 ): SQL {
-  const inRange = (column: SQL) => sql.join([
-    range.from === undefined ? sql`TRUE` : sql`${column} >= ${range.from}`,
-    range.to === undefined ? sql`TRUE` : sql`${column} < ${range.to}`,
-  ], sql` AND `);
   const stream = (match: SQL) => sql`(
     SELECT e.event_name, e.user_id, e.created_at, e.value FROM events e
     WHERE ${match} AND e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
-      AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`)}
+      AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}
     ORDER BY e.user_id, e.created_at)`;
   const tagged = stream(sql`e.experiment_id = ${experimentId}`);
   return sql`
     SELECT ev.event_name, ev.user_id, a.variant_id, ev.created_at, ev.value
     FROM (${untagged ? sql`${tagged} UNION ALL ${stream(UNTAGGED)}` : tagged}) ev
     JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = ev.user_id AND ev.created_at >= a.created_at
-      AND ${onlyUsers(sql`a.user_id`, users)} AND ${inRange(sql`a.user_id`)}`;
+      AND ${onlyUsers(sql`a.user_id`, users)} AND ${inRange(sql`a.user_id`, range)}`;
 }
 
 /**
