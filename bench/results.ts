@@ -182,6 +182,16 @@ try {
     // What the job does next: the evaluation (a results computation on the fresh rollups; nothing left to roll up).
     evaluations.push((await timed(() => job.refreshActive())).ms);
   }
+  // What one index probe per new user costs here: the 10,000 users of a round, each looked up in the assignments
+  // (the refresh needs that probe and one of the user's earlier events per new user and metric).
+  await client.query(`SET enable_hashjoin = off; SET enable_mergejoin = off`);
+  const probes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    probes.push((await timed(() => client.query(`
+      SELECT count(*) FROM generate_series(1, ${NEW_EVENTS}) j JOIN assignments a ON a.experiment_id = $1 AND a.user_id = 'user-' || ((j * 7919 + ${i}) % ${USERS})`,
+    [e.id]))).ms);
+  }
+  await client.query(`RESET enable_hashjoin; RESET enable_mergejoin`);
   // Every counted event is rolled up: each incremental round had its 10,000 events to add.
   const { rows: [check] } = await client.query<{ rolled: string; stored: string }>(`
     SELECT (SELECT sum(event_count) FROM result_variant_days WHERE experiment_id = $1) AS rolled,
@@ -189,7 +199,7 @@ try {
   if (check.rolled !== check.stored) throw new Error(`rolled up ${check.rolled} events of ${check.stored}`);
   await database.close();
   const floorMs = median(floorRuns);
-  console.log({ floorRuns, cold, coldTail, cachedMedian: median(cached), cachedP99: percentile(cached, 0.99), incremental, evaluations, incrementalFloor, summaries });
+  console.log({ floorRuns, cold, coldTail, cachedMedian: median(cached), cachedP99: percentile(cached, 0.99), incremental, evaluations, incrementalFloor, summaries, probes });
 
   writeSection('results', `## Results: GET /api/v1/results/{id} (issues 6 and 19)
 
@@ -211,6 +221,7 @@ Requests are sequential, from one client. Command: \`npm run build && npx tsx be
 | cold: cache cleared, rollups current (median of 5) | **${fmt(median(cold))} ms** (runs: ${cold.map(fmt).join(', ')}) | |
 | cold with ${NEW_EVENTS.toLocaleString('en-US')} events not rolled up yet (read from the events) | ${fmt(coldTail)} ms | |
 | incremental refresh by the job after ${NEW_EVENTS.toLocaleString('en-US')} new events (median of ${incremental.length}) | **${fmt(median(incremental))} ms** (runs: ${incremental.map(fmt).join(', ')}) | ${ratio(median(incremental), median(incrementalFloor))} of a hand-written count of the new events (${fmt(median(incrementalFloor))} ms) |
+| ${NEW_EVENTS.toLocaleString('en-US')} index probes of the assignments, one per user of a round (nested loop; median of ${probes.length}) | ${fmt(median(probes))} ms (runs: ${probes.map(fmt).join(', ')}) | |
 | before each incremental refresh, the event-ranges job: the BRIN index's new block ranges summarized (median of ${summaries.length}) | ${fmt(median(summaries))} ms (runs: ${summaries.map(fmt).join(', ')}) | |
 | the job's evaluation after each incremental refresh (median of ${evaluations.length}) | ${fmt(median(evaluations))} ms (runs: ${evaluations.map(fmt).join(', ')}) | |
 | cached (200 requests) | **p50 ${fmt(median(cached))} ms**, p99 ${fmt(percentile(cached, 0.99))} ms | |
