@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ARCHIVED_CANNOT_TURN_ON, FLAG_KEY_TAKEN, FLAG_NOT_FOUND } from '../../src/modules/feature-flags/service.js';
+import { ARCHIVED_CANNOT_TURN_ON, FLAG_KEY_TAKEN, FLAG_NOT_FOUND, UNARCHIVE_SEGMENT_NOT_USABLE } from '../../src/modules/feature-flags/service.js';
 import { SEGMENT_NOT_USABLE } from '../../src/modules/segments/service.js';
 import { RULE_MESSAGES } from '../../src/targeting/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -289,6 +289,30 @@ describe('status transitions', () => {
     const active = await createFlag(dev, { is_active: true });
     const again = await t.inject({ method: 'POST', url: `${BASE}/${active.id}/unarchive`, headers: dev.headers });
     expect(again.json()).toEqual(active);
+  });
+});
+
+describe('unarchive and segments', () => {
+  it('refuses (409) to unarchive a flag whose rules name a segment archived meanwhile, and unarchives once it is active again', async () => {
+    const segment = await createSegment();
+    const flag = await createFlag(dev, { targeting_rules: rules({ attribute: 'segment', operator: 'in_segment', value: segment.id }) });
+    await archiveFlag(flag.id);
+    // An archived flag does not hold its segments: the segment can be archived.
+    expect((await t.inject({ method: 'DELETE', url: `/api/v1/segments/${segment.id}`, headers: dev.headers })).statusCode).toBe(204);
+    const refused = await t.inject({ method: 'POST', url: `${BASE}/${flag.id}/unarchive`, headers: dev.headers });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({ detail: UNARCHIVE_SEGMENT_NOT_USABLE });
+    expect(await readFlag(flag.id)).toMatchObject({ status: 'archived' });
+    const history = (await t.inject({ method: 'GET', url: `${BASE}/${flag.id}/history`, headers: admin.headers })).json();
+    expect(history[0]).toMatchObject({ after: { status: 'ARCHIVED' } });
+
+    const reactivated = await t.inject({ method: 'PUT', url: `/api/v1/segments/${segment.id}`, headers: dev.headers, payload: { status: 'active' } });
+    expect(reactivated.statusCode).toBe(200);
+    const res = await t.inject({ method: 'POST', url: `${BASE}/${flag.id}/unarchive`, headers: dev.headers });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'inactive', is_active: false });
+    // Now held again: the segment cannot be archived under the flag.
+    expect((await t.inject({ method: 'DELETE', url: `/api/v1/segments/${segment.id}`, headers: dev.headers })).statusCode).toBe(409);
   });
 });
 
