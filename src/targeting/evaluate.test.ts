@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateRuleSet, explainRuleSet, MAX_SEGMENT_NESTING, renderCondition, SegmentError } from './evaluate.js';
-import type { CompiledSegment, Condition, EvaluationEnv, RuleSet } from './types.js';
+import { OPERATORS, SEGMENT_OPERATORS, type CompiledSegment, type Condition, type EvaluationEnv, type RuleSet } from './types.js';
 
 const cond = (attribute: string, operator: string, value?: unknown, negate?: boolean): Condition =>
   ({ attribute, operator, value, ...(negate === undefined ? {} : { negate }) }) as Condition;
@@ -170,30 +170,8 @@ const attrs = ['country', 'age', 'plan', 'user.country', 'tags', 'version', 'sig
 const arbCondition: fc.Arbitrary<Condition> = fc.record(
   {
     attribute: fc.constantFrom(...attrs),
-    operator: fc.constantFrom(
-      'equals',
-      'not_equals',
-      'in',
-      'not_in',
-      'contains',
-      'not_contains',
-      'starts_with',
-      'ends_with',
-      'regex',
-      'not_regex',
-      'gt',
-      'gte',
-      'lt',
-      'lte',
-      'semver_eq',
-      'semver_gt',
-      'semver_lt',
-      'is_null',
-      'is_not_null',
-      'before',
-      'after',
-      'bogus',
-    ),
+    // Every operator but the segment ones (these need segment definitions), and one that does not exist.
+    operator: fc.constantFrom(...OPERATORS.filter((o) => !(SEGMENT_OPERATORS as readonly string[]).includes(o)), 'bogus'),
     value: fc.oneof(
       fc.constantFrom('US', 'FR', 'pro', '1.2.3', '2024-01-01', '^U', '(', 18, 0, true),
       fc.array(fc.constantFrom('US', 'CA', 18), { maxLength: 3 }),
