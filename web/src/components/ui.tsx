@@ -1,5 +1,24 @@
 import type { ReactNode } from 'react';
 
+/** A table in its scrolling wrapper: the column headers, an optional caption, and the rows (`<tr>` elements). */
+export function DataTable({ headers, caption, className, children }: { headers: ReactNode[]; caption?: ReactNode; className?: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table className={className}>
+        {caption !== undefined && <caption>{caption}</caption>}
+        <thead>
+          <tr>
+            {headers.map((header, i) => (
+              <th key={i}>{header}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Badge({ tone, children }: { tone: string; children: ReactNode }) {
   return <span className={`badge badge-${tone}`}>{children}</span>;
 }

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError, Select, TextField, fieldError } from '../../components/form';
-import { Badge, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { Badge, DataTable, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
 import { useSession } from '../auth/session';
 import { useAdminUsers, useCreateUser, usePatchUser, type UserPatch } from './hooks';
 
@@ -34,67 +34,53 @@ export function Users() {
       ) : users.isError ? (
         <ErrorBox error={users.error} />
       ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Email</th>
-                <th>Role</th>
-                <th>Active</th>
-                <th>Superuser</th>
-                <th>Last sign-in</th>
+        <DataTable headers={['User', 'Email', 'Role', 'Active', 'Superuser', 'Last sign-in']}>
+          {users.data.items.map((u) => {
+            const self = u.id === me?.id;
+            return (
+              <tr key={u.id}>
+                <td>
+                  {u.full_name ?? u.username} {self && <Badge tone="info">you</Badge>}
+                  <div className="hint">{u.username}</div>
+                </td>
+                <td>{u.email ?? '—'}</td>
+                <td>
+                  <select
+                    aria-label={`Role of ${u.username}`}
+                    value={u.role ?? 'VIEWER'}
+                    disabled={patch.isPending}
+                    onChange={(e) => patch.mutate({ id: u.id, patch: { role: e.target.value as Role } })}
+                  >
+                    {ROLES.map(([value, label]) => (
+                      <option key={value} value={value}>
+                        {label}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is active`}
+                    checked={u.is_active}
+                    disabled={self || patch.isPending}
+                    onChange={(e) => patch.mutate({ id: u.id, patch: { is_active: e.target.checked } })}
+                  />
+                </td>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`${u.username} is a superuser`}
+                    checked={u.is_superuser}
+                    disabled={self || patch.isPending}
+                    onChange={(e) => patch.mutate({ id: u.id, patch: { is_superuser: e.target.checked } })}
+                  />
+                </td>
+                <td>{dateTime(u.last_login)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {users.data.items.map((u) => {
-                const self = u.id === me?.id;
-                return (
-                  <tr key={u.id}>
-                    <td>
-                      {u.full_name ?? u.username} {self && <Badge tone="info">you</Badge>}
-                      <div className="hint">{u.username}</div>
-                    </td>
-                    <td>{u.email ?? '—'}</td>
-                    <td>
-                      <select
-                        aria-label={`Role of ${u.username}`}
-                        value={u.role ?? 'VIEWER'}
-                        disabled={patch.isPending}
-                        onChange={(e) => patch.mutate({ id: u.id, patch: { role: e.target.value as Role } })}
-                      >
-                        {ROLES.map(([value, label]) => (
-                          <option key={value} value={value}>
-                            {label}
-                          </option>
-                        ))}
-                      </select>
-                    </td>
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`${u.username} is active`}
-                        checked={u.is_active}
-                        disabled={self || patch.isPending}
-                        onChange={(e) => patch.mutate({ id: u.id, patch: { is_active: e.target.checked } })}
-                      />
-                    </td>
-                    <td>
-                      <input
-                        type="checkbox"
-                        aria-label={`${u.username} is a superuser`}
-                        checked={u.is_superuser}
-                        disabled={self || patch.isPending}
-                        onChange={(e) => patch.mutate({ id: u.id, patch: { is_superuser: e.target.checked } })}
-                      />
-                    </td>
-                    <td>{dateTime(u.last_login)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );

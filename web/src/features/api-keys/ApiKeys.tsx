@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError, TextField, fieldError } from '../../components/form';
-import { Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
 import { useSession } from '../auth/session';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey } from './hooks';
 
@@ -78,38 +78,25 @@ export function ApiKeys() {
       ) : keys.data.length === 0 ? (
         <Empty title="No API keys yet.">SDKs and servers send tracking events and evaluate flags with a key.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Starts with</th>
-                <th>Scopes</th>
-                <th>Created</th>
-                <th>Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.key_prefix}…</code>
-                  </td>
-                  <td>{key.scopes.join(', ') || '—'}</td>
-                  <td>{dateTime(key.created_at)}</td>
-                  <td>
-                    {(key.user_id === me?.id || permissions.isAdmin) && (
-                      <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable headers={['Name', 'Starts with', 'Scopes', 'Created', 'Actions']}>
+          {keys.data.map((key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.key_prefix}…</code>
+              </td>
+              <td>{key.scopes.join(', ') || '—'}</td>
+              <td>{dateTime(key.created_at)}</td>
+              <td>
+                {(key.user_id === me?.id || permissions.isAdmin) && (
+                  <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Badge, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { Badge, DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
 import { useAuditLogs, useAuditStream, type AuditEntry, type AuditQuery } from './hooks';
 
 const PAGE = 50;
@@ -61,35 +61,22 @@ export function AuditLog() {
         <Empty title="No audit entries match." />
       ) : (
         <>
-          <div className="table-wrap">
-            <table className="audit">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Who</th>
-                  <th>Action</th>
-                  <th>Entity</th>
-                  <th>Change</th>
-                </tr>
-              </thead>
-              <tbody>
-                {logs.data.items.map((entry) => (
-                  <tr key={entry.id}>
-                    <td>{dateTime(entry.created_at)}</td>
-                    <td>{entry.actor_username ?? 'system'}</td>
-                    <td>
-                      <code>{entry.action}</code>
-                    </td>
-                    <td>
-                      {entry.entity_type}
-                      {entry.entity_id ? <span className="hint"> {entry.entity_id.slice(0, 8)}</span> : null}
-                    </td>
-                    <td className="wrap">{summary(entry)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable headers={['When', 'Who', 'Action', 'Entity', 'Change']} className="audit">
+            {logs.data.items.map((entry) => (
+              <tr key={entry.id}>
+                <td>{dateTime(entry.created_at)}</td>
+                <td>{entry.actor_username ?? 'system'}</td>
+                <td>
+                  <code>{entry.action}</code>
+                </td>
+                <td>
+                  {entry.entity_type}
+                  {entry.entity_id ? <span className="hint"> {entry.entity_id.slice(0, 8)}</span> : null}
+                </td>
+                <td className="wrap">{summary(entry)}</td>
+              </tr>
+            ))}
+          </DataTable>
           <nav className="row pager" aria-label="Pages">
             <button type="button" className="secondary" disabled={skip === 0} onClick={() => setSkip(Math.max(0, skip - PAGE))}>
               Newer

@@ -1,4 +1,4 @@
-import { Badge, Empty, ErrorBox, Loading, num, pValue, pct } from '../../components/ui';
+import { Badge, DataTable, Empty, ErrorBox, Loading, num, pValue, pct } from '../../components/ui';
 import type { Experiment } from '../experiments/hooks';
 import { DailyChart, LiftChart, RateChart } from './charts';
 import { useCuped, useDailyResults, useRefreshResults, useResults, useSampleSize, type Cuped, type Results, type SampleSize } from './hooks';
@@ -60,40 +60,23 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
             <h3 id={`metric-${metric.metric_id}`}>
               {metric.metric_name} {metric.is_primary && <Badge tone="info">primary</Badge>} <span className="hint">({metric.test === 'fisher_exact' ? "Fisher's exact test" : "Welch's t-test"})</span>
             </h3>
-            <div className="table-wrap">
-              <table className="numbers">
-                <thead>
-                  <tr>
-                    <th>Variant</th>
-                    <th>Users</th>
-                    <th>{isConversion ? 'Conversions' : 'Events'}</th>
-                    <th>{isConversion ? 'Rate' : 'Mean'}</th>
-                    <th>Lift</th>
-                    <th>{Math.round(r.confidence_level * 100)}% CI of lift</th>
-                    <th>p-value</th>
-                    <th>Corrected p</th>
-                    <th>Significant</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {metric.variants.map((v) => (
-                    <tr key={v.variant_id}>
-                      <th scope="row">
-                        {v.variant_name} {v.is_control && <Badge tone="neutral">control</Badge>}
-                      </th>
-                      <td>{v.sample_size.toLocaleString()}</td>
-                      <td>{v.conversions.toLocaleString()}</td>
-                      <td>{isConversion ? pct(v.mean, 2) : num(v.mean)}</td>
-                      <td>{v.is_control ? '—' : pct(v.relative_lift)}</td>
-                      <td>{v.is_control || !v.confidence_interval ? '—' : `${pct(v.confidence_interval.lower)} to ${pct(v.confidence_interval.upper)}`}</td>
-                      <td>{v.is_control ? '—' : pValue(v.p_value)}</td>
-                      <td>{v.is_control ? '—' : pValue(v.adjusted_p_value)}</td>
-                      <td>{v.is_control ? '—' : v.is_significant ? <Badge tone="success">significant</Badge> : <Badge tone="neutral">not significant</Badge>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable headers={['Variant', 'Users', isConversion ? 'Conversions' : 'Events', isConversion ? 'Rate' : 'Mean', 'Lift', `${Math.round(r.confidence_level * 100)}% CI of lift`, 'p-value', 'Corrected p', 'Significant']} className="numbers">
+              {metric.variants.map((v) => (
+                <tr key={v.variant_id}>
+                  <th scope="row">
+                    {v.variant_name} {v.is_control && <Badge tone="neutral">control</Badge>}
+                  </th>
+                  <td>{v.sample_size.toLocaleString()}</td>
+                  <td>{v.conversions.toLocaleString()}</td>
+                  <td>{isConversion ? pct(v.mean, 2) : num(v.mean)}</td>
+                  <td>{v.is_control ? '—' : pct(v.relative_lift)}</td>
+                  <td>{v.is_control || !v.confidence_interval ? '—' : `${pct(v.confidence_interval.lower)} to ${pct(v.confidence_interval.upper)}`}</td>
+                  <td>{v.is_control ? '—' : pValue(v.p_value)}</td>
+                  <td>{v.is_control ? '—' : pValue(v.adjusted_p_value)}</td>
+                  <td>{v.is_control ? '—' : v.is_significant ? <Badge tone="success">significant</Badge> : <Badge tone="neutral">not significant</Badge>}</td>
+                </tr>
+              ))}
+            </DataTable>
             <div className="grid-2">
               <RateChart metric={metric} isConversion={isConversion} />
               <LiftChart metric={metric} confidence={r.confidence_level} />
@@ -175,30 +158,17 @@ function SequentialPanel({ seq }: { seq: NonNullable<Results['sequential_testing
         Early stopping: <Badge tone={seq.early_stop_recommendation === 'CONTINUE' ? 'neutral' : seq.early_stop_recommendation === 'STOP_FOR_HARM' ? 'danger' : 'success'}>{seq.early_stop_recommendation.replace(/_/g, ' ')}</Badge>
         {seq.at_risk && <> · <Badge tone="warning">at risk</Badge></>}
       </p>
-      <div className="table-wrap">
-        <table className="numbers">
-          <thead>
-            <tr>
-              <th>Variant</th>
-              <th>Difference</th>
-              <th>Confidence sequence</th>
-              <th>Always-valid p</th>
-              <th>Can stop</th>
-            </tr>
-          </thead>
-          <tbody>
-            {seq.comparisons.map((c) => (
-              <tr key={c.variant_id}>
-                <th scope="row">{c.variant_name}</th>
-                <td>{num(c.difference, 4)}</td>
-                <td>{c.confidence_sequence ? `${num(c.confidence_sequence.lower, 4)} to ${num(c.confidence_sequence.upper, 4)}` : '—'}</td>
-                <td>{pValue(c.always_valid_p_value)}</td>
-                <td>{c.can_stop ? 'yes' : 'no'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable headers={['Variant', 'Difference', 'Confidence sequence', 'Always-valid p', 'Can stop']} className="numbers">
+        {seq.comparisons.map((c) => (
+          <tr key={c.variant_id}>
+            <th scope="row">{c.variant_name}</th>
+            <td>{num(c.difference, 4)}</td>
+            <td>{c.confidence_sequence ? `${num(c.confidence_sequence.lower, 4)} to ${num(c.confidence_sequence.upper, 4)}` : '—'}</td>
+            <td>{pValue(c.always_valid_p_value)}</td>
+            <td>{c.can_stop ? 'yes' : 'no'}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }
@@ -213,30 +183,17 @@ function BayesianPanel({ bayes }: { bayes: NonNullable<Results['bayesian_results
         Decision: <Badge tone={bayes.bayesian_decision === 'STOP_WINNER' ? 'success' : 'neutral'}>{bayes.bayesian_decision.replace(/_/g, ' ')}</Badge>{' '}
         <span className="hint">(loss threshold {bayes.loss_threshold})</span>
       </p>
-      <div className="table-wrap">
-        <table className="numbers">
-          <thead>
-            <tr>
-              <th>Variant</th>
-              <th>Probability to beat control</th>
-              <th>Expected loss</th>
-              <th>Posterior mean</th>
-              <th>Credible interval</th>
-            </tr>
-          </thead>
-          <tbody>
-            {bayes.variants.map((v) => (
-              <tr key={v.variant_id}>
-                <th scope="row">{v.variant_name}</th>
-                <td>{v.is_control ? '—' : pct(v.prob_beat_control)}</td>
-                <td>{num(v.expected_loss, 5)}</td>
-                <td>{pct(v.posterior_mean, 2)}</td>
-                <td>{v.credible_interval ? `${pct(v.credible_interval.lower, 2)} to ${pct(v.credible_interval.upper, 2)}` : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable headers={['Variant', 'Probability to beat control', 'Expected loss', 'Posterior mean', 'Credible interval']} className="numbers">
+        {bayes.variants.map((v) => (
+          <tr key={v.variant_id}>
+            <th scope="row">{v.variant_name}</th>
+            <td>{v.is_control ? '—' : pct(v.prob_beat_control)}</td>
+            <td>{num(v.expected_loss, 5)}</td>
+            <td>{pct(v.posterior_mean, 2)}</td>
+            <td>{v.credible_interval ? `${pct(v.credible_interval.lower, 2)} to ${pct(v.credible_interval.upper, 2)}` : '—'}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }
@@ -251,33 +208,18 @@ function CupedPanel({ cuped }: { cuped: Cuped }) {
         <p className="hint">Not computable: {cuped.unavailable_reason.replace(/_/g, ' ')}.</p>
       ) : (
         cuped.metrics.map((m) => (
-          <div className="table-wrap" key={m.metric_id}>
-            <table className="numbers">
-              <caption>{m.metric_name}</caption>
-              <thead>
-                <tr>
-                  <th>Variant</th>
-                  <th>Adjusted effect</th>
-                  <th>Unadjusted</th>
-                  <th>Variance reduction</th>
-                  <th>Users with history</th>
-                  <th>Corrected p</th>
-                </tr>
-              </thead>
-              <tbody>
-                {m.comparisons.map((c) => (
-                  <tr key={c.variant_id}>
-                    <th scope="row">{c.variant_name}</th>
-                    <td>{c.unavailable_reason ? c.unavailable_reason.replace(/_/g, ' ') : num(c.adjusted_effect, 4)}</td>
-                    <td>{num(c.unadjusted_effect, 4)}</td>
-                    <td>{pct(c.variance_reduction)}</td>
-                    <td>{pct(c.share_with_history)}</td>
-                    <td>{pValue(c.corrected_p_value)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable key={m.metric_id} headers={['Variant', 'Adjusted effect', 'Unadjusted', 'Variance reduction', 'Users with history', 'Corrected p']} className="numbers" caption={m.metric_name}>
+            {m.comparisons.map((c) => (
+              <tr key={c.variant_id}>
+                <th scope="row">{c.variant_name}</th>
+                <td>{c.unavailable_reason ? c.unavailable_reason.replace(/_/g, ' ') : num(c.adjusted_effect, 4)}</td>
+                <td>{num(c.unadjusted_effect, 4)}</td>
+                <td>{pct(c.variance_reduction)}</td>
+                <td>{pct(c.share_with_history)}</td>
+                <td>{pValue(c.corrected_p_value)}</td>
+              </tr>
+            ))}
+          </DataTable>
         ))
       )}
     </section>

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter } from '../../components/ui';
+import { Badge, DataTable, Empty, ErrorBox, Loading, PageHeader, StatusFilter } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
 import { useSegments } from './hooks';
@@ -24,30 +24,19 @@ export function SegmentsList() {
       ) : segments.data.length === 0 ? (
         <Empty title="No segments yet.">Segments are reusable audiences: rules on user attributes, or an uploaded list of user IDs.</Empty>
       ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Kind</th>
-                <th>Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {segments.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <Link to={`/segments/${s.id}`}>{s.name}</Link>
-                  </td>
-                  <td>{s.kind === 'id_list' ? 'ID list' : 'Rules'}</td>
-                  <td>
-                    <Badge tone={SEGMENT_TONE[s.status as Status]}>{s.status}</Badge>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable headers={['Name', 'Kind', 'Status']}>
+          {segments.data.map((s) => (
+            <tr key={s.id}>
+              <td>
+                <Link to={`/segments/${s.id}`}>{s.name}</Link>
+              </td>
+              <td>{s.kind === 'id_list' ? 'ID list' : 'Rules'}</td>
+              <td>
+                <Badge tone={SEGMENT_TONE[s.status as Status]}>{s.status}</Badge>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
