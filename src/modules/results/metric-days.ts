@@ -125,6 +125,18 @@ const toMetricDay = (r: MetricDayRow): MetricDay => ({
   valueSquares: Number(r.value_square_delta),
 });
 
+/** Rows of `deltas` as day deltas, read as they are. */
+const readDeltas = (db: Executor, d: SQL): Promise<MetricDayRow[]> => queryRows<MetricDayRow>(db, sql`
+  SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
+  FROM (${d}) d`);
+
+/** Day delta rows of several metrics, per event name (every name present, with no rows when it has none). */
+function byEventName(eventNames: string[], rows: MetricDayRow[]): Map<string, MetricDay[]> {
+  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
+  for (const r of rows) out.get(r.event_name)?.push(toMetricDay(r));
+  return out;
+}
+
 /**
  * Split points of user ids in the column's order, from PostgreSQL's statistics of assignments.user_id: `parts - 1`
  * ids that cut the users into about equal ranges, for ordered passes that run at once (empty without statistics).
@@ -158,9 +170,7 @@ export interface PassPlan {
 export async function metricDeltasFromStart(
   db: Executor, experimentId: string, eventName: string, upTo: Date | null, only: PassPlan & { range?: UserRange; users?: string[] },
 ): Promise<MetricDay[]> {
-  const rows = await mergeOrdered(db, true, () => queryRows<MetricDayRow>(db, sql`
-    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, only)}) d`));
+  const rows = await mergeOrdered(db, true, () => readDeltas(db, deltas(experimentId, [eventName], { after: null, upTo }, only)));
   return rows.map(toMetricDay);
 }
 
@@ -172,12 +182,7 @@ export async function metricDeltasFromStart(
 export async function metricWindowDeltas(
   db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, only: { range?: UserRange; untagged: boolean },
 ): Promise<Map<string, MetricDay[]>> {
-  const rows = await queryRows<MetricDayRow>(db, sql`
-    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM (${deltas(experimentId, eventNames, w, only)}) d`);
-  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
-  for (const r of rows) out.get(r.event_name)?.push(toMetricDay(r));
-  return out;
+  return byEventName(eventNames, await readDeltas(db, deltas(experimentId, eventNames, w, only)));
 }
 
 /** Adds day deltas computed apart (by metricDeltasFromStart or metricWindowDeltas) to one metric's rollup. */
@@ -241,8 +246,6 @@ export async function metricDays(
       FROM (${deltas(experimentId, eventNames, { after: watermark, upTo: null }, { untagged })}) tail
       ${minus}
     ) d GROUP BY event_name, variant_id, day ORDER BY day`));
-  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
-  for (const r of rows) out.get(r.event_name)?.push(toMetricDay(r));
-  return out;
+  return byEventName(eventNames, rows);
 }
 

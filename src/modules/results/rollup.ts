@@ -111,7 +111,9 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
         computed.get(name)!.push(await store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
       }))),
     ]);
-    const families = [...windows.map((w) => ({ names: w.names, from: w.after as Date | null })), ...fromStart.map((name) => ({ names: [name], from: null }))];
+    const families: Array<{ names: string[]; from: Date | null }> = [
+      ...windows.map((w) => ({ names: w.names, from: w.after })), ...fromStart.map((name) => ({ names: [name], from: null })),
+    ];
     for (const family of families) {
       await db.transaction(async (tx) => {
         const held = await store.lockWatermarks(tx, e.id, family.names.map(store.metricStream));
