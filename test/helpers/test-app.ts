@@ -133,6 +133,18 @@ export class TestApp {
     return { key, id, headers: { 'x-api-key': key } };
   }
 
+  /**
+   * A connection of the test's own to its schema, outside the app's pool (PostgreSQL only: TEST_DATABASE_URL), for
+   * holding locks and transactions open while requests run. The caller ends it.
+   */
+  async pgClient(): Promise<pg.Client> {
+    const url = process.env.TEST_DATABASE_URL;
+    if (!url) throw new Error('pgClient needs TEST_DATABASE_URL');
+    const client = new pg.Client({ connectionString: url, options: `-c search_path=${this.database.searchPath}` });
+    await client.connect();
+    return client;
+  }
+
   async close(): Promise<void> {
     for (const other of this.extra) await other.app.close();
     await this.main.app.close();

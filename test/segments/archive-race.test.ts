@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEGMENT_NOT_USABLE } from '../../src/modules/segments/service.js';
 import { experiment } from '../helpers/fixtures.js';
@@ -93,8 +93,7 @@ describe('archiving a segment while an experiment comes to name it', () => {
 describe.runIf(Boolean(process.env.TEST_DATABASE_URL))('the same race held open on PostgreSQL', () => {
   let client: pg.Client;
   beforeAll(async () => {
-    client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${t.database.searchPath}` });
-    await client.connect();
+    client = await t.pgClient();
   });
   afterAll(() => client.end());
 

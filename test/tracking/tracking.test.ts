@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/db/client.js';
 import { ensureEventPartitions } from '../../src/modules/tracking/partitions.js';
@@ -303,8 +302,7 @@ describe('event block ranges', () => {
     const at = new Date(Date.now() - 1);
     await insertMany(5000, at);
     const { partition, index } = await partitionOf(at);
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${t.database.searchPath}` });
-    await client.connect();
+    const client = await t.pgClient();
     try {
       // What VACUUM holds while it runs: the job gives the partition up rather than wait (or cancel an autovacuum).
       await client.query('BEGIN');

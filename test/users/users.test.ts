@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { queryRows } from '../../src/db/client.js';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -209,8 +208,7 @@ describe('user rules on update', () => {
   it.runIf(Boolean(process.env.TEST_DATABASE_URL))('rule 5: waits for a change in progress, then rechecks the caller', async () => {
     const a = await t.user({ superuser: true });
     const b = await t.user({ superuser: true });
-    const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL, options: `-c search_path=${t.database.searchPath}` });
-    await client.connect();
+    const client = await t.pgClient();
     try {
       // Another transaction is changing the caller: it loses superuser while the request waits.
       await client.query('BEGIN');
