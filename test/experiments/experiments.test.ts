@@ -296,6 +296,17 @@ describe('create', () => {
     const created = await create(dev, { experiment_type: 'split_url', split_url_config: config });
     expect(created).toMatchObject({ experiment_type: 'split_url', split_url_config: config });
   });
+
+  it('keeps the experiment type on a PUT that leaves it out, in a draft and once running', async () => {
+    for (const type of ['split_url', 'bandit', 'mv']) {
+      const e = await create(dev, { experiment_type: type });
+      const draft = await call('PUT', `${BASE}/${e.id}`, dev, { description: 'edited' });
+      expect([draft.statusCode, draft.json().experiment_type]).toEqual([200, type]);
+      await call('POST', `${BASE}/${e.id}/start`, dev);
+      const running = await call('PUT', `${BASE}/${e.id}`, dev, { description: 'edited again' });
+      expect([running.statusCode, running.json().experiment_type]).toEqual([200, type]);
+    }
+  });
 });
 
 describe('read', () => {

@@ -64,7 +64,6 @@ export const VarianceReductionConfigInput = Type.Object(
 const settable = {
   description: Type.Optional(Nullable(LongText)),
   hypothesis: Type.Optional(Nullable(LongText)),
-  experiment_type: Type.Optional(StringEnum(EXPERIMENT_TYPES, { default: 'a_b' })),
   targeting_rules: Type.Optional(Nullable(JsonObject({ description: 'Targeting rules (logical_operator, groups)' }))),
   correction_method: Type.Optional(StringEnum(CORRECTION_METHODS)),
   confidence_level: Type.Optional(ConfidenceLevel),
@@ -85,6 +84,7 @@ export const ExperimentCreate = Type.Object(
     status: Type.Optional(StringEnum(['draft'], { description: 'Always draft on create' })),
     variants: Variants,
     metrics: Metrics,
+    experiment_type: Type.Optional(StringEnum(EXPERIMENT_TYPES, { default: 'a_b' })),
     ...settable,
   },
   { additionalProperties: false, examples: [
@@ -129,6 +129,8 @@ export const ExperimentUpdate = Type.Object(
     metrics: Type.Optional(Metrics),
     start_date: Type.Optional(Nullable(DateTime())),
     end_date: Type.Optional(Nullable(DateTime())),
+    // No default here: a PUT that leaves the type out keeps it.
+    experiment_type: Type.Optional(StringEnum(EXPERIMENT_TYPES)),
     ...settable,
   },
   { additionalProperties: false, examples: [
