@@ -16,7 +16,7 @@ import { createBus, type Bus } from './platform/bus.js';
 import { corsPlugin } from './platform/cors.js';
 import { memoryCache, redisCache } from './platform/cache.js';
 import { systemClock, type Clock } from './platform/clock.js';
-import { installErrorHandling } from './platform/error-handler.js';
+import { installErrorHandling, routerErrors } from './platform/error-handler.js';
 import { installInputGuard } from './platform/input-guard.js';
 import { API_VERSION, registerOpenApi } from './platform/openapi.js';
 import { metricsPlugin } from './platform/metrics.js';
@@ -92,6 +92,9 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
         return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       },
       return503OnClosing: true,
+      // Room for any path parameter the schemas accept (up to 255 characters, percent-encoded); beyond it 414.
+      routerOptions: { maxParamLength: 4096 },
+      frameworkErrors: routerErrors,
     }).withTypeProvider<TypeBoxTypeProvider>();
 
     // Loaded only when tracing is on, so a deployment without it never loads the OpenTelemetry packages.

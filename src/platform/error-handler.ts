@@ -1,15 +1,30 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { QUERY_CANCELED, sqlState } from '../db/errors.js';
 import {
+  BAD_URL,
   BODY_TOO_LARGE,
   DomainError,
   INTERNAL_ERROR,
   PARSE_ERROR,
+  PATH_PARAMETER_TOO_LONG,
   type ValidationIssue,
 } from './errors.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { trailingSlashRedirects } from './trailing-slash.js';
 import { toValidationIssues } from './validation.js';
+
+/**
+ * Paths the router refuses before any route runs (an undecodable segment, a path parameter over the router's
+ * limit), answered like every other error: `{detail}`, never the path sent (Fastify's own answer repeats it).
+ */
+export function routerErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') reply.code(414).send({ detail: PATH_PARAMETER_TOO_LONG });
+  else if (error.code === 'FST_ERR_BAD_URL') reply.code(400).send({ detail: BAD_URL });
+  else {
+    request.log.error({ err: error }, 'router error');
+    reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
+  }
+}
 
 /**
  * The one root error handler: domain errors become `{detail}`, schema failures FastAPI-shaped 422 lists, body

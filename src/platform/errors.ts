@@ -79,4 +79,6 @@ export const COULD_NOT_VALIDATE = 'Could not validate credentials';
 export const NOT_ENOUGH_PERMISSIONS = 'Not enough permissions';
 export const PARSE_ERROR = 'There was an error parsing the body';
 export const BODY_TOO_LARGE = 'Request body too large';
+export const BAD_URL = 'The request path is not a valid URL';
+export const PATH_PARAMETER_TOO_LONG = 'A path parameter is too long';
 export const INTERNAL_ERROR = 'Internal Server Error';

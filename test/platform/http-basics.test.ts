@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installErrorHandling } from '../../src/platform/error-handler.js';
+import { BAD_URL, PATH_PARAMETER_TOO_LONG } from '../../src/platform/errors.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -24,6 +26,20 @@ describe('service basics', () => {
   it('answers the removed operations with 404', async () => {
     expect((await t.inject({ method: 'GET', url: '/api/v1/edge/bootstrap' })).statusCode).toBe(404);
     expect((await t.inject({ method: 'POST', url: '/api/v1/etl/query', payload: {} })).statusCode).toBe(404);
+  });
+
+  it('routes path parameters as long as the schemas allow; beyond the router limit, or undecodable, {detail} without the path', async () => {
+    const long = 'x'.repeat(255);
+    const experiment = await t.inject({ method: 'GET', url: `/api/v1/experiments/${long}`, headers: su.headers });
+    expect(experiment.statusCode).toBe(422);
+    expect(experiment.json().detail[0]).toMatchObject({ loc: ['path', 'experiment_id'] });
+    const segmentBy = await t.inject({ method: 'GET', url: `/api/v1/results/${randomUUID()}/segments/${'s'.repeat(200)}`, headers: su.headers });
+    expect(segmentBy.statusCode).toBe(404);
+    const tooLong = await t.inject({ method: 'GET', url: `/api/v1/experiments/${'y'.repeat(5000)}`, headers: su.headers });
+    expect([tooLong.statusCode, tooLong.json()]).toEqual([414, { detail: PATH_PARAMETER_TOO_LONG }]);
+    const badUrl = await t.inject({ method: 'GET', url: '/api/v1/experiments/zz%E0%A4%A', headers: su.headers });
+    expect([badUrl.statusCode, badUrl.json()]).toEqual([400, { detail: BAD_URL }]);
+    expect(tooLong.body + badUrl.body).not.toMatch(/yyy|zz/);
   });
 
   it('redirects the other trailing-slash spelling with 307, keeping the query', async () => {
