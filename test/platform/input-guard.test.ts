@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UNPAIRED_SURROGATE_REFUSED } from '../../src/platform/input-guard.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -56,6 +57,31 @@ describe('NUL characters anywhere are 422', () => {
       expect(detail(res.body)).toEqual([expect.objectContaining({ type: 'value_error', loc })]);
       expect(res.body).not.toContain('\\u0000');
     }
+  });
+
+  it('so are unpaired surrogates, in a JSON object value or key and in plain text, never repeating the text', async () => {
+    const experiment = (configuration: string) => `{"name":"S","key":"surrogate-${Math.random().toString(36).slice(2)}",`
+      + `"variants":[{"name":"c","is_control":true,"traffic_allocation":100,"configuration":${configuration}}],`
+      + '"metrics":[{"name":"m","event_name":"e","metric_type":"conversion","is_primary":true}]}';
+    const cases: Array<[string, unknown[]]> = [
+      [experiment('{"x":"\\ud800"}'), ['body', 'variants', 0, 'configuration', 'x']],
+      [experiment('{"\\udc00":1}'), ['body', 'variants', 0, 'configuration']],
+      [experiment('{"x":"a\\udfff\\ud800b"}'), ['body', 'variants', 0, 'configuration', 'x']],
+    ];
+    for (const [payload, loc] of cases) {
+      const res = await t.inject({ method: 'POST', url: '/api/v1/experiments/', headers: { ...admin.headers, 'content-type': 'application/json' }, payload });
+      expect(res.statusCode).toBe(422);
+      expect(detail(res.body)).toEqual([{ type: 'value_error', loc, msg: UNPAIRED_SURROGATE_REFUSED }]);
+      expect(res.body.toLowerCase()).not.toMatch(/\\ud[89a-f]/);
+    }
+    const name = await t.inject({
+      method: 'POST', url: '/api/v1/api-keys', headers: { ...admin.headers, 'content-type': 'application/json' }, payload: '{"name":"k\\ud83d"}',
+    });
+    expect([name.statusCode, detail(name.body)[0].loc]).toEqual([422, ['body', 'name']]);
+    // A pair is one character (an emoji here) and is stored as sent.
+    const paired = await t.inject({ method: 'POST', url: '/api/v1/experiments/', headers: { ...admin.headers, 'content-type': 'application/json' }, payload: experiment('{"x":"\\ud83d\\ude00"}') });
+    expect(paired.statusCode).toBe(201);
+    expect(paired.json().variants[0].configuration).toEqual({ x: '😀' });
   });
 
   it('in a query value', async () => {
