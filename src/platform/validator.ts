@@ -1,6 +1,8 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { utcYear } from '../db/schema/exact-timestamp.js';
 import { MAX_VALIDATION_ERRORS } from './validation.js';
 
 /**
@@ -31,6 +33,9 @@ export const SAFE_NUMBER = 'x-safe-number';
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options });
   addFormats(ajv, ['uuid', 'email', 'date-time', 'date', 'uri', 'iso-date-time']);
+  // RFC 3339 allows the year 0000 (and an offset can reach it from 0001-01-01); PostgreSQL's first year is 1.
+  const rfc3339 = fullFormats['date-time'] as { validate: (text: string) => boolean };
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339.validate(text) && utcYear(text) >= 1 });
   ajv.addKeyword({
     keyword: SAFE_NUMBER,
     type: 'number',

@@ -597,6 +597,19 @@ describe('schedule', () => {
     expect(cleared.json()).toMatchObject({ start_date: null, end_date: null });
   });
 
+  it('stores years before 100 as sent and refuses a date before the year 1', async () => {
+    const e = await create();
+    const early = await call('PUT', `${BASE}/${e.id}/schedule`, dev, { start_date: '0050-06-01T00:00:00Z', end_date: '0099-02-28T23:00:00-02:00' });
+    expect(early.json()).toMatchObject({ start_date: '0050-06-01T00:00:00.000000Z', end_date: '0099-03-01T01:00:00.000000Z' });
+    expect((await call('PUT', `${BASE}/${e.id}`, dev, { start_date: '0001-01-01T00:00:00Z' })).json().start_date).toBe('0001-01-01T00:00:00.000000Z');
+    for (const start of ['0000-06-01T00:00:00Z', '0001-01-01T00:30:00+01:00']) {
+      const res = await call('PUT', `${BASE}/${e.id}/schedule`, dev, { start_date: start });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().detail).toEqual([expect.objectContaining({ type: 'datetime_from_date_parsing', loc: ['body', 'start_date'] })]);
+    }
+    expect((await get(e.id)).start_date).toBe('0001-01-01T00:00:00.000000Z');
+  });
+
   it('keeps start_date once started and schedules nothing on finished experiments', async () => {
     const e = await inStatus('active');
     const start = await call('PUT', `${BASE}/${e.id}/schedule`, dev, { start_date: '2031-06-01T00:00:00Z' });

@@ -22,9 +22,15 @@ export function toIsoMicros(text: string): string {
   if (!m) throw new Error('Unrecognised timestamp');
   const [, y, mo, d, h, mi, s, fraction = '', sign, oh = '0', om = '0', os = '0'] = m;
   const offsetSeconds = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om) * 60 + Number(os)) : 0;
-  const utcSeconds = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000 - offsetSeconds;
-  return `${new Date(utcSeconds * 1000).toISOString().slice(0, 19)}.${fraction.slice(0, 6).padEnd(6, '0')}Z`;
+  // setUTCFullYear takes the year as written (Date.UTC reads 0 to 99 as 1900 to 1999).
+  const utc = new Date(0);
+  utc.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  utc.setUTCHours(Number(h), Number(mi), Number(s) - offsetSeconds);
+  return `${utc.toISOString().slice(0, 19)}.${fraction.slice(0, 6).padEnd(6, '0')}Z`;
 }
+
+/** The UTC year of an RFC 3339 date-time (after its offset), for the year-1 floor of accepted date-times. */
+export const utcYear = (text: string): number => Number(toIsoMicros(text).slice(0, 4));
 
 /** A `Date` (from the clock) in the same ISO form. */
 export const isoMicros = (date: Date): string => date.toISOString().replace('Z', '000Z');
