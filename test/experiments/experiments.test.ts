@@ -326,9 +326,25 @@ describe('read', () => {
     const update = await call('PUT', `/api/v1/users/${emailish.id}`, superuser, { username: emailish.email, email: emailish.email });
     expect(update.statusCode).toBe(200);
     expect((await get(owned.id)).owner_name).toBeNull();
+    // An email as the full name falls back to the username rule.
+    const nameIsEmail = await call('PUT', `/api/v1/users/${named.id}`, named, { username: named.username, email: named.email, full_name: named.email });
+    expect(nameIsEmail.statusCode).toBe(200);
+    expect((await get((await create(named)).id)).owner_name).toBe(named.username);
 
     expect((await call('DELETE', `/api/v1/users/${emailish.id}`, superuser)).statusCode).toBe(204);
     expect(await get(owned.id)).toMatchObject({ owner_id: null, owner_name: null });
+  });
+
+  it('reads the owner afresh when the detail is cached: a renamed or removed account shows at once', async () => {
+    const cached = await t.spawn({ CACHE_ENABLED: 'true' }, clock);
+    const detail = async (id: string) => (await cached.app.inject({ method: 'GET', url: `${BASE}/${id}`, headers: viewer.headers })).json();
+    const owner = await t.user({ role: 'DEVELOPER' });
+    const e = await create(owner);
+    expect(await detail(e.id)).toMatchObject({ owner_id: owner.id, owner_name: owner.username });
+    await call('PUT', `/api/v1/users/${owner.id}`, owner, { username: owner.username, email: owner.email, full_name: 'Grace Hopper' });
+    expect(await detail(e.id)).toMatchObject({ owner_id: owner.id, owner_name: 'Grace Hopper' });
+    expect((await call('DELETE', `/api/v1/users/${owner.id}`, superuser)).statusCode).toBe(204);
+    expect(await detail(e.id)).toMatchObject({ owner_id: null, owner_name: null });
   });
 
   it('answers 401, 404 and 422 for a bad id', async () => {

@@ -63,7 +63,7 @@ export interface ExperimentsDeps {
   /** Present when CACHE_ENABLED is on. */
   cache: Cache | undefined;
   segments: SegmentUsability;
-  users: { displayName(id: string): Promise<string | null> };
+  users: { owner(id: string): Promise<{ name: string | null } | undefined> };
   /**
    * The split URL module (full profile only, second spec document): validates and normalises split_url_config.
    * Absent in core, where creating a split_url experiment is 501 and a configuration is stored as sent.
@@ -228,15 +228,20 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       return views(rows);
     },
 
-    /** GET detail with owner_name; cached when CACHE_ENABLED is on. */
+    /**
+     * GET detail with owner_name; cached when CACHE_ENABLED is on. The owner is read on every call, cached or not:
+     * accounts change and go away without touching the experiment (its owner_id then turns null in the database).
+     */
     async get(id: string): Promise<ExperimentView> {
-      const hit = cache && (await cache.get<ExperimentView>(detailKey(id)));
-      if (hit) return hit;
-      const row = await store.findExperiment(db, id);
-      if (!row) throw new NotFound(EXPERIMENT_NOT_FOUND);
-      const detail = { ...(await view(row)), owner_name: row.ownerId ? await deps.users.displayName(row.ownerId) : null };
-      if (cache) await cache.set(detailKey(id), detail, DETAIL_TTL_SECONDS);
-      return detail;
+      let detail = cache && (await cache.get<ExperimentView>(detailKey(id)));
+      if (!detail) {
+        const row = await store.findExperiment(db, id);
+        if (!row) throw new NotFound(EXPERIMENT_NOT_FOUND);
+        detail = await view(row);
+        if (cache) await cache.set(detailKey(id), detail, DETAIL_TTL_SECONDS);
+      }
+      const owner = detail.owner_id ? await deps.users.owner(detail.owner_id) : undefined;
+      return { ...detail, owner_id: owner ? detail.owner_id : null, owner_name: owner?.name ?? null };
     },
 
     async create(actor: Actor, body: ExperimentCreate): Promise<ExperimentView> {
