@@ -248,6 +248,11 @@ describe('evaluate', () => {
     expect((await ask({ user_id: 'u-2' })).is_member).toBe(false);
     expect((await ask({ user_id: 1 })).is_member).toBe(false);
     expect((await ask({})).is_member).toBe(false);
+    // Only the top-level key counts: a nested or dotted user_id is another attribute.
+    expect((await ask({ user: { user_id: 'u-1' } })).is_member).toBe(false);
+    expect((await ask({ 'user.user_id': 'u-1' })).is_member).toBe(false);
+    const bulk = async (user_context: object) => (await post(`${BASE}/bulk-evaluate`, { user_context, segment_ids: [list.id] }, viewer)).json().results[list.id];
+    expect([await bulk({ user_id: 'u-1' }), await bulk({ user: { user_id: 'u-1' } }), await bulk({ 'user.user_id': 'u-1' })]).toEqual([true, false, false]);
   });
 
   it('refuses old-format rules with 409, over-limit contexts with 422, unknown segments with 404', async () => {

@@ -9,7 +9,6 @@ import {
   evaluateRuleSet,
   explainRuleSet,
   isRuleSetShape,
-  lookupAttribute,
   REGEX_OPERATORS,
   validateSegmentRules,
   type CompiledSegment,
@@ -187,7 +186,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
 
   async function isMember(row: SegmentRow, context: Record<string, unknown>): Promise<SegmentEvaluation> {
     if (row.kind === 'id_list') {
-      const userId = lookupAttribute(context, 'user_id');
+      const userId = context.user_id;
       const member = typeof userId === 'string' && (await memberOf(userId, [row.id])).has(row.id);
       return { segment_id: row.id, is_member: member, matched_rules: [] };
     }
@@ -298,7 +297,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
     async bulkEvaluate(segmentIds: string[], context: Record<string, unknown>): Promise<{ results: Record<string, boolean> }> {
       assertTargetingContext(context, USER_CONTEXT);
       const rows = new Map((await store.findSegments(db, segmentIds)).map((r) => [r.id, r]));
-      const userId = lookupAttribute(context, 'user_id');
+      const userId = context.user_id;
       const idLists = [...rows.values()].filter((r) => r.kind === 'id_list').map((r) => r.id);
       const members = typeof userId === 'string' ? await memberOf(userId, idLists) : new Set<string>();
       const results: Record<string, boolean> = {};
