@@ -209,6 +209,17 @@ describe('update and archive', () => {
     expect((await read(segment.id)).status).toBe('active');
   });
 
+  it('lists completed and archived experiments that name the segment, which do not hold it', async () => {
+    const segment = await createSegment();
+    const done = await experiment(t, dev, { targeting_rules: rules(condition('segment', 'in_segment', segment.id)) });
+    expect((await post(`/api/v1/experiments/${done.id}/complete`, {})).statusCode).toBe(200);
+    const usage = async () => (await t.inject({ method: 'GET', url: `${BASE}/${segment.id}/experiments`, headers: viewer.headers })).json().experiments;
+    expect(await usage()).toEqual([expect.objectContaining({ id: done.id, status: 'completed' })]);
+    expect((await post(`/api/v1/experiments/${done.id}/archive`, {})).statusCode).toBe(200);
+    expect(await usage()).toEqual([expect.objectContaining({ id: done.id, status: 'archived' })]);
+    expect((await t.inject({ method: 'DELETE', url: `${BASE}/${segment.id}`, headers: dev.headers })).statusCode).toBe(204);
+  });
+
   it('lists the flags and experiments that name a segment', async () => {
     const segment = await createSegment();
     const flag = await createFlagUsing(segment.id);

@@ -1,14 +1,12 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
-import type { ExperimentStatus } from './domain.js';
+import { EXPERIMENT_STATUSES, type ExperimentStatus } from './domain.js';
 import { collectSegmentIds } from '../../targeting/index.js';
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
 
 /** Statuses in which an experiment's targeting rules still matter (spec: segment in use). */
-const LIVE_STATUSES: ExperimentStatus[] = ['draft', 'active', 'paused'];
-
 /** An experiment as other modules reason about it: the stored fields with its variants and metrics (no wire shape). */
 export interface Experiment extends ExperimentRow {
   variants: VariantRow[];
@@ -108,11 +106,12 @@ export function createExperimentsReadModel(deps: ExperimentsReadModelDeps) {
     experimentOfVariant: (variantId: string) => store.experimentIdOfVariant(db, variantId),
 
     /**
-     * For segments: draft, active and paused experiments whose targeting rules name the segment (spec: in use), read
-     * in `executor` (the archiving transaction, under the segment's row lock).
+     * For segments: experiments in any status whose targeting rules name the segment (the usage route lists them all;
+     * archiving is refused by the draft, active and paused ones), read in `executor` (the archiving transaction,
+     * under the segment's row lock).
      */
     async experimentsUsingSegment(segmentId: string, executor: Executor = db): Promise<ExperimentSummary[]> {
-      const rows = await store.experimentsWithRulesMentioning(executor, LIVE_STATUSES, segmentId);
+      const rows = await store.experimentsWithRulesMentioning(executor, [...EXPERIMENT_STATUSES], segmentId);
       return rows
         .filter((r) => collectSegmentIds(r.targetingRules).includes(segmentId))
         .map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));
