@@ -150,9 +150,9 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     config: { access: editors() },
     schema: {
       ...beta, tags, operationId: 'unarchiveFeatureFlag', summary: 'Bring an archived flag back, turned off',
-      description: 'ADMIN and DEVELOPER. Moves an archived flag back to inactive without turning it on and writes a feature_flag_update audit entry; a flag that is not archived is returned unchanged. While its targeting rules name a segment that is no longer usable (archived, inactive, unknown or with invalid rules; an archived flag does not hold its segments) the answer is 409 and the flag stays archived.',
+      description: 'ADMIN and DEVELOPER. Moves an archived flag back to inactive without turning it on and writes a feature_flag_update audit entry; a flag that is not archived is returned unchanged.',
       params: FlagParams,
-      response: { 200: FlagView, ...errorResponses(401, 403, 404, 409, 422) },
+      response: { 200: FlagView, ...errorResponses(401, 403, 404, 422) },
     },
   }, (req) => flags.unarchive(actorOf(req), req.params.flag_id));
 

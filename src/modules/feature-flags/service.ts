@@ -21,12 +21,6 @@ import { isUniqueViolation } from '../../db/errors.js';
 export const FLAG_NOT_FOUND = 'Feature flag not found';
 export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
 export const ARCHIVED_CANNOT_TURN_ON = 'This flag is archived. Unarchive it before turning it on.';
-/**
- * An archived flag does not hold the segments it names (they may be archived or made inactive meanwhile), so leaving
- * ARCHIVED is refused while one of them is not usable, as a clone naming one is (409).
- */
-export const UNARCHIVE_SEGMENT_NOT_USABLE =
-  'Cannot unarchive: the targeting rules name a segment that is unknown, inactive, archived or has invalid rules';
 
 /** Announced after every flag write: compiled rulesets in every process drop what they hold. */
 export const FLAGS_CHANGED = 'flags.changed';
@@ -160,13 +154,9 @@ export function createFlagsService(deps: FlagsDeps) {
   }
 
   function transitionTo(transition: Transition) {
-    return async (current: FeatureFlagRow, tx: Executor): Promise<FlagValues> => {
+    return (current: FeatureFlagRow): FlagValues => {
       const next = TRANSITIONS[transition][current.status];
       if (next === REFUSED) throw new BadRequest(ARCHIVED_CANNOT_TURN_ON);
-      // The segments named are share-locked until commit, so none is archived while the flag leaves ARCHIVED.
-      if (current.status === 'ARCHIVED' && next !== 'ARCHIVED' && (await segments.unusableSegmentIds(current.segmentIds, tx)).length > 0) {
-        throw new Conflict(UNARCHIVE_SEGMENT_NOT_USABLE);
-      }
       return { status: next };
     };
   }
@@ -224,7 +214,7 @@ export function createFlagsService(deps: FlagsDeps) {
     async update(actor: AuditActor, id: string, body: FlagUpdate): Promise<FlagView> {
       const row = await applyChange(actor, id, async (current, tx) => {
         const values: FlagValues = {};
-        if (body.is_active !== undefined) Object.assign(values, await transitionTo(body.is_active ? 'activate' : 'deactivate')(current, tx));
+        if (body.is_active !== undefined) Object.assign(values, transitionTo(body.is_active ? 'activate' : 'deactivate')(current));
         if (body.key !== undefined) values.key = body.key;
         if (body.targeting_rules !== undefined) Object.assign(values, await checkedRules(tx, body.targeting_rules));
         if (body.name !== undefined) values.name = body.name;
@@ -295,7 +285,7 @@ export function createFlagsService(deps: FlagsDeps) {
       const row = await applyChange(actor, flagId, async (current, tx) => {
         const { percentage, turnOff } = await decide(toFlagView(current), tx);
         if (!Number.isInteger(percentage) || percentage < 0 || percentage > 100) throw new RangeError('rollout percentage must be an integer from 0 to 100');
-        return { rolloutPercentage: percentage, ...(turnOff ? await transitionTo('deactivate')(current, tx) : {}) };
+        return { rolloutPercentage: percentage, ...(turnOff ? transitionTo('deactivate')(current) : {}) };
       }, details);
       await changed(flagId);
       return toFlagView(row);
