@@ -6,7 +6,6 @@ import { collectSegmentIds } from '../../targeting/index.js';
 import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
 import * as store from './store.js';
 
-/** Statuses in which an experiment's targeting rules still matter (spec: segment in use). */
 /** An experiment as other modules reason about it: the stored fields with its variants and metrics (no wire shape). */
 export interface Experiment extends ExperimentRow {
   variants: VariantRow[];
