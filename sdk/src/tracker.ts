@@ -20,6 +20,39 @@ interface TrackEvent {
   metadata?: Record<string, unknown>;
 }
 
+/** The longest event type, user id or experiment key the service takes. */
+export const TRACK_MAX_TEXT = 255;
+
+/**
+ * In the JSON text of an event, an escaped NUL or lone surrogate (JSON.stringify writes a lone surrogate as `\udXXX`
+ * and a pair as the character itself), preceded by an even number of backslashes so that an escaped backslash
+ * followed by `u0000` typed by the caller does not count. The service refuses both (422), for the whole batch.
+ */
+const UNSTORABLE_TEXT = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+
+/**
+ * Why the service would refuse an event, checked when it is tracked: the batch route refuses a whole batch (422) for
+ * one invalid event, and an event JSON cannot carry would stall the queue, so such an event is reported and dropped
+ * alone instead of taking the others with it.
+ */
+function refusal(event: TrackEvent): string | undefined {
+  const text = (name: string, value: unknown) =>
+    typeof value !== 'string' || value.length === 0 || value.length > TRACK_MAX_TEXT ? `${name} must be 1 to ${TRACK_MAX_TEXT} characters` : undefined;
+  const wrong = text('the event type', event.event_type) ?? text('the user id', event.user_id)
+    ?? (event.experiment_key === undefined ? undefined : text('the experiment key', event.experiment_key));
+  if (wrong) return wrong;
+  if (event.value !== undefined && !(typeof event.value === 'number' && Number.isFinite(event.value))) return 'the value must be a finite number';
+  const metadata = event.metadata;
+  if (metadata !== undefined && (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))) return 'properties must be an object';
+  let json: string;
+  try {
+    json = JSON.stringify(event);
+  } catch (error) {
+    return `it cannot be sent as JSON (${(error as Error).message})`;
+  }
+  return UNSTORABLE_TEXT.test(json) ? 'its text holds a NUL character or an unpaired surrogate' : undefined;
+}
+
 interface BatchAnswer {
   errors: Array<{ index: number; error: string }>;
 }
@@ -49,6 +82,8 @@ export class Tracker {
     if (options.experimentKey !== undefined) event.experiment_key = options.experimentKey;
     if (options.value !== undefined) event.value = options.value;
     if (options.properties !== undefined) event.metadata = options.properties;
+    const refused = refusal(event);
+    if (refused) return this.onError(new Error(`event not recorded: ${refused}`));
     // The head of the queue may be in flight, so a full queue refuses the new event rather than dropping old ones.
     if (this.queue.length >= TRACK_MAX_QUEUED) return this.onError(new Error(`tracking queue full (${TRACK_MAX_QUEUED} events): the event was dropped`));
     this.queue.push(event);

@@ -267,6 +267,36 @@ describe('tracking', () => {
     expect(seen[1]).toMatchObject({ type: 'error' });
   });
 
+  it('reports and drops an event the service would refuse, alone, and sends the others', async () => {
+    service.on('POST', '/tracking/batch', accepted);
+    const c = client({ bootstrap: V1, updates: 'off' });
+    const seen = events(c);
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    c.track('ok', 'u1');
+    c.track('', 'u2');
+    c.track('x', 'u'.repeat(256));
+    c.track('x', 'u3', { experimentKey: '' });
+    c.track('x', 'u4', { value: Number.NaN });
+    c.track('x', 'u5', { properties: { n: 10n } as unknown as Record<string, unknown> });
+    c.track('x', 'u6', { properties: circular });
+    c.track('x\u0000', 'u7');
+    c.track('x', 'u8', { properties: { note: 'a\ud800b' } });
+    c.track('ok', 'u9', { properties: { note: 'typed \\u0000 and 😀' } });
+    await c.flush();
+    expect(batches()).toEqual([[{ event_type: 'ok', user_id: 'u1' }, { event_type: 'ok', user_id: 'u9', metadata: { note: 'typed \\u0000 and 😀' } }]]);
+    expect(seen.map((e) => (e as { error: Error }).error.message)).toEqual([
+      'event not recorded: the event type must be 1 to 255 characters',
+      'event not recorded: the user id must be 1 to 255 characters',
+      'event not recorded: the experiment key must be 1 to 255 characters',
+      'event not recorded: the value must be a finite number',
+      expect.stringMatching(/^event not recorded: it cannot be sent as JSON \(.*BigInt/),
+      expect.stringMatching(/^event not recorded: it cannot be sent as JSON \(.*circular/i),
+      'event not recorded: its text holds a NUL character or an unpaired surrogate',
+      'event not recorded: its text holds a NUL character or an unpaired surrogate',
+    ]);
+  });
+
   it('close() sends what is queued, and gives up after a few tries when the service stays down', async () => {
     service.on('POST', '/tracking/batch', accepted);
     const c = client({ bootstrap: V1, updates: 'off' });
