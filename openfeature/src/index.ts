@@ -34,9 +34,30 @@ const failure = <T>(value: T, errorCode: ErrorCode, errorMessage: string): Resol
 });
 
 /** OpenFeature's context minus the targeting key: the attributes Uplift's rules read. */
+/**
+ * A context value as the service would receive it in JSON: OpenFeature contexts may hold `Date`s, which reach the
+ * service as ISO strings, so the local evaluation compares the same text. Copies only the parts holding a Date.
+ */
+function asJson(value: unknown): unknown {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (Array.isArray(value)) {
+    const items = value.map(asJson);
+    return items.some((v, i) => v !== value[i]) ? items : value;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, v] of Object.entries(value)) {
+      const json = asJson(v);
+      if (json !== v) (copy ??= { ...(value as Record<string, unknown>) })[key] = json;
+    }
+    return copy ?? value;
+  }
+  return value;
+}
+
 function split(context: EvaluationContext): { userId: string | undefined; attributes: Attributes } {
   const { targetingKey, ...attributes } = context;
-  return { userId: typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined, attributes };
+  return { userId: typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined, attributes: asJson(attributes) as Attributes };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -38,6 +38,17 @@ describe('UpliftProvider through the OpenFeature client', () => {
     expect(await client.getBooleanValue('checkout', false, { targetingKey: 'u1', user: { plan: 'pro' } })).toBe(true);
   });
 
+  it('compares Date values of the context as the service does, as their ISO text', async () => {
+    const after = { logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: 'signed_up', operator: 'after', value: '2024-01-01T00:00:00Z' }] }] };
+    const equal = { logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: 'user.seen', operator: 'equals', value: '2025-05-01T00:00:00.000Z' }] }] };
+    const bootstrap = ruleset([{ key: 'new-users', targeting_rules: after }, { key: 'seen', targeting_rules: equal }]);
+    const client = await clientFor(new UpliftProvider({ baseUrl: 'http://uplift.test', apiKey: 'k', bootstrap, updates: 'off' }));
+    const may2025 = new Date('2025-05-01T00:00:00Z');
+    expect(await client.getBooleanDetails('new-users', false, { targetingKey: 'u1', signed_up: may2025 })).toMatchObject({ value: true, reason: 'TARGETING_MATCH' });
+    expect(await client.getBooleanValue('new-users', true, { targetingKey: 'u1', signed_up: new Date('2023-05-01T00:00:00Z') })).toBe(false);
+    expect(await client.getBooleanValue('seen', false, { targetingKey: 'u1', user: { seen: may2025 } })).toBe(true);
+  });
+
   it('answers the default value with an error code for an unknown flag or a missing targeting key', async () => {
     const client = await clientFor(new UpliftProvider({ baseUrl: 'http://uplift.test', apiKey: 'k', bootstrap: V1, updates: 'off' }));
     expect(await client.getBooleanDetails('nope', true, { targetingKey: 'u1' })).toMatchObject({ value: true, reason: 'ERROR', errorCode: ErrorCode.FLAG_NOT_FOUND });
