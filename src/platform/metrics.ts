@@ -33,7 +33,7 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
   collectDefaultMetrics({ register: registry, prefix: 'uplift_' });
   const m = {
     requests: new Counter({ name: 'uplift_http_requests_total', help: 'HTTP requests answered, by route template, method and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
-    latency: new Histogram({ name: 'uplift_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template and method', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+    latency: new Histogram({ name: 'uplift_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template, method and status', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS, registers: [registry] }),
     flags: new Counter({ name: 'uplift_flag_evaluations_total', help: 'Flag evaluations (a user-route request evaluates every live flag)', registers: [registry] }),
     rulesets: new Counter({ name: 'uplift_ruleset_reloads_total', help: 'Compiled flag rulesets loaded from the database', registers: [registry] }),
     assignments: new Counter({ name: 'uplift_assignments_total', help: 'Assignment requests by outcome (assigned, or the reason a user was not)', labelNames: ['outcome'], registers: [registry] }),
@@ -93,7 +93,7 @@ const plugin: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     if (!child) {
       child = {
         count: m.requests.labels({ method: request.method, route, status: String(reply.statusCode) }),
-        time: m.latency.labels({ method: request.method, route }),
+        time: m.latency.labels({ method: request.method, route, status: String(reply.statusCode) }),
       };
       children.set(key, child);
     }

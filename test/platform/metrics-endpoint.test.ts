@@ -66,17 +66,28 @@ describe('GET /metrics', () => {
       payload: { events: [{ event_type: 'purchase', user_id: 'a', experiment_key: exp.key }, { event_type: 'purchase', user_id: 'b', experiment_key: 'no-such-experiment' }] },
     });
     expect(batch.json()).toMatchObject({ stored: 1, failed: 1 });
+    // Refused whole: a schema failure (3 events of a batch; 1 on track) and an unknown key.
+    const invalidBatch = await t.inject({
+      method: 'POST', url: '/api/v1/tracking/batch', headers: sdk.headers,
+      payload: { events: [{ event_type: 'ok', user_id: 'a' }, { event_type: '', user_id: 'a' }, { event_type: 'ok', user_id: 'b' }] },
+    });
+    expect(invalidBatch.statusCode).toBe(422);
+    const invalidTrack = await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers: sdk.headers, payload: { event_type: '', user_id: 'a' } });
+    expect(invalidTrack.statusCode).toBe(422);
+    const unknownKey = await t.inject({ method: 'POST', url: '/api/v1/tracking/track', headers: sdk.headers, payload: { event_type: 'e', user_id: 'a', experiment_key: 'no-such' } });
+    expect(unknownKey.statusCode).toBe(404);
     await t.services.scheduler.runDue(clock.now());
 
     const after = await scrape();
     const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
     expect(moved('uplift_http_requests_total', { method: 'GET', route: '/api/v1/feature-flags/user/:user_id', status: '200' })).toBe(1);
-    expect(moved('uplift_http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/tracking/assign' })).toBe(3);
+    expect(moved('uplift_http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/tracking/assign', status: '200' })).toBe(3);
+    expect(moved('uplift_http_request_duration_seconds_count', { method: 'POST', route: '/api/v1/tracking/track', status: '422' })).toBe(1);
     expect(moved('uplift_flag_evaluations_total')).toBeGreaterThanOrEqual(2);
     expect(moved('uplift_ruleset_reloads_total')).toBeGreaterThanOrEqual(1);
     expect(moved('uplift_assignments_total', { outcome: 'assigned' })).toBe(3);
     expect(moved('uplift_events_total', { result: 'ingested' })).toBe(1);
-    expect(moved('uplift_events_total', { result: 'rejected' })).toBe(1);
+    expect(moved('uplift_events_total', { result: 'rejected' })).toBe(1 + 3 + 1 + 1);
     expect(moved('uplift_group_commit_batch_rows_count', { writer: 'events' })).toBeGreaterThanOrEqual(1);
     expect(moved('uplift_group_commit_batch_rows_count', { writer: 'assignments' })).toBeGreaterThanOrEqual(1);
     expect(moved('uplift_scheduler_job_runs_total', { job: 'results-rollup', result: 'ok' })).toBe(1);

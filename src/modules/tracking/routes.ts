@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { apiKey } from '../../platform/auth.js';
+import { report, telemetry } from '../../platform/telemetry.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
 import {
@@ -12,7 +13,22 @@ const tags = ['tracking'];
 const writeErrors = errorResponses(401, 404, 413, 422, 429, 503);
 
 /** Client applications (X-API-Key) write assignments and events here. */
+/** The routes that take events, and how many events a request sent (a batch's list, when its body was read). */
+const EVENT_ROUTES = new Set(['/track', '/batch', '/events'].map((path) => `/api/v1/tracking${path}`));
+const eventsSent = (body: unknown): number => {
+  const events = (body as { events?: unknown } | null | undefined)?.events;
+  return Array.isArray(events) ? Math.max(events.length, 1) : 1;
+};
+
 export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingService }> = async (app, { tracking }) => {
+  // A refused request's events are all rejected, whatever refused them: the schema (422), an unknown key (404), a
+  // variant of another experiment (400), a full write queue (503). The events a batch lists as failed in a 200 are
+  // counted by the service.
+  app.addHook('onError', async (request) => {
+    if (request.routeOptions.url !== undefined && EVENT_ROUTES.has(request.routeOptions.url)) {
+      report(telemetry.events, { accepted: 0, rejected: eventsSent(request.body) });
+    }
+  });
   app.post('/assign', {
     config: { access: apiKey() },
     schema: {

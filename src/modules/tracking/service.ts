@@ -245,10 +245,8 @@ export function createTrackingService(deps: TrackingDeps) {
     /** POST /tracking/track: unknown keys are 404 naming only the keys sent; keyless events are stored unattached. */
     async track(body: TrackBody): Promise<EventView> {
       const { experiment, flagId, problems } = await resolveKeys(body);
-      if (problems.length) {
-        report(telemetry.events, { accepted: 0, rejected: 1 });
-        throw new NotFound(problems.join(' '));
-      }
+      // Refused requests are counted as rejected by the route (every cause alike).
+      if (problems.length) throw new NotFound(problems.join(' '));
       const row = await toEventRow(body, experiment, flagId);
       await deps.events.write([row]);
       report(telemetry.events, { accepted: 1, rejected: 0 });
@@ -290,10 +288,7 @@ export function createTrackingService(deps: TrackingDeps) {
         else if (experiment && owner !== experiment.id) throw new BadRequest(VARIANT_OF_OTHER_EXPERIMENT);
         else experimentId = owner;
       }
-      if (problems.length) {
-        report(telemetry.events, { accepted: 0, rejected: 1 });
-        throw new NotFound(problems.join(' '));
-      }
+      if (problems.length) throw new NotFound(problems.join(' '));
       const row: EventRow = {
         id: randomUUID(), eventName: body.event_type, userId: body.user_id ?? null, experimentId,
         featureFlagId: body.feature_flag_id ?? null, variantId: body.variant_id ?? null, value: body.value ?? null,
