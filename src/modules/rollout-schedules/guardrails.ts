@@ -6,7 +6,11 @@ import { DEFAULT_GUARDRAIL_CONFIDENCE, type DecisionView, type GuardrailMetricRe
 
 export const DUPLICATE_GUARDRAIL = 'Guardrail event names must be distinct';
 
-/** The stage window looked at: at most the last 7 days of the stage (and as much again before it, as the baseline). */
+/**
+ * The horizon of a stage's test: its exposure window grows from the stage's start for at most 7 days and then stops
+ * (as much again before the stage is the baseline). A window that slid on instead would make every later look a new
+ * test, and the mSPRT's false-alarm bound holds only for one growing sequence of looks.
+ */
 export const MAX_GUARDRAIL_WINDOW_MS = 7 * 24 * 60 * 60_000;
 
 /** The body's guardrails with their defaults, as stored; null clears them; undefined leaves them. */
@@ -36,20 +40,22 @@ export interface Evaluation {
 /**
  * What to test for a guarded schedule now, or null when there is nothing to test (no stage applied yet, or no time
  * has passed). The stage window runs from the later of the stage's application and the schedule's last rollback
- * (the exposure that caused a rollback never causes another) to now, at most 7 days; the baseline is a window of
- * the same length right before the stage was applied, so both samples cover the same length of time.
+ * (the exposure that caused a rollback never causes another) to now, or to 7 days after that start, where the test
+ * stops: later looks see the same window and repeat its verdict. The baseline is a window of the same length right
+ * before the stage was applied, so both samples cover the same length of time.
  */
 export function windowsFor(stages: RolloutStageRow[], decisions: RolloutGuardrailDecisionRow[], now: Date): { stage: RolloutStageRow; windows: Evaluation['windows'] } | null {
   const stage = stages.filter((s) => s.appliedAt).at(-1);
   if (!stage?.appliedAt) return null;
   const lastRollback = decisions.filter((d) => d.decision === 'rollback').at(-1)?.createdAt.getTime() ?? 0;
-  const from = Math.max(stage.appliedAt.getTime(), lastRollback, now.getTime() - MAX_GUARDRAIL_WINDOW_MS);
-  const length = now.getTime() - from;
+  const from = Math.max(stage.appliedAt.getTime(), lastRollback);
+  const to = Math.min(now.getTime(), from + MAX_GUARDRAIL_WINDOW_MS);
+  const length = to - from;
   if (length <= 0) return null;
   const baselineTo = stage.appliedAt.getTime();
   return {
     stage,
-    windows: { exposedFrom: new Date(from), exposedTo: now, baselineFrom: new Date(baselineTo - length), baselineTo: new Date(baselineTo) },
+    windows: { exposedFrom: new Date(from), exposedTo: new Date(to), baselineFrom: new Date(baselineTo - length), baselineTo: new Date(baselineTo) },
   };
 }
 
