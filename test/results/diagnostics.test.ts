@@ -147,6 +147,38 @@ describe('exposure consistency', () => {
   });
 });
 
+describe('exposure consistency, whatever came first', () => {
+  it('finds a user whose client reported another variant before the assignment, after a rollup passed the event', async () => {
+    const e = await d.experiment();
+    const [control, treatment] = e.variants.map((v: Json) => v.id);
+    const [late, early] = usersLandingIn(e, 0, 2, `late-${e.key}`);
+    const others = usersLandingIn(e, 1, 3, `other-${e.key}`);
+    await d.assign(e.key, [early, ...others]);
+    // The client buckets by itself and reports the treatment before the service has assigned `late`.
+    for (const user_id of [late, early]) {
+      const res = await t.inject({
+        method: 'POST', url: '/api/v1/tracking/events', headers: key,
+        payload: { event_type: 'purchase', user_id, experiment_id: e.id, variant_id: treatment },
+      });
+      expect(res.statusCode).toBe(200);
+    }
+    // A rollup passes the event while `late` has no assignment yet; then `late` is assigned to the control.
+    clock.advance(2 * MINUTE);
+    await t.services.results.refreshActive();
+    await d.assign(e.key, [late]);
+    const expected = {
+      multiple_exposure_users: 2, excluded_users: 2,
+      excluded_by_variant: [{ variant_id: control, variant_name: 'control', users: 2 }, { variant_id: treatment, variant_name: 'treatment', users: 0 }],
+    };
+    expect((await d.get(`/api/v1/results/${e.id}?use_cache=false`)).diagnostics).toEqual(expected);
+    clock.advance(2 * MINUTE);
+    await t.services.results.refreshActive();
+    expect((await d.get(`/api/v1/results/${e.id}?use_cache=false`)).diagnostics).toEqual(expected);
+    const [{ n }] = await queryRows<{ n: number }>(t.database.db, sql`SELECT count(*)::int AS n FROM result_excluded_users WHERE experiment_id = ${e.id}`);
+    expect(n).toBe(2);
+  });
+});
+
 describe('reads write nothing', () => {
   it('leaves rollups, decisions and alerts to the rollup job', async () => {
     const e = await skewedExperiment();

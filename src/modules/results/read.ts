@@ -36,7 +36,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
    */
   let forking = false;
   async function consistentRead<T>(
-    e: Pick<AnalysedExperiment, 'id' | 'status'>,
+    e: { id: string; status: string; variants: ReadonlyArray<{ id: string }> },
     read: (tx: Executor, marks: store.Watermarks, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
   ): Promise<T> {
     const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
@@ -44,7 +44,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       return await db.transaction(async (tx) => {
         await store.tuneForResults(tx, readTimeoutMs);
         const marks = await store.readWatermarks(tx, e.id);
-        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, store.rolledUpTo(marks, store.EXPOSURES_STREAM));
+        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, e.variants.map((v) => v.id), store.rolledUpTo(marks, store.EXPOSURES_STREAM));
         // One forked read at a time per process: a read holds its own connection while its forks wait for theirs.
         const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
           if (parallel < 2 || forking || reads.length < 2) {

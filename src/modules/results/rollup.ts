@@ -106,7 +106,7 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
         await store.rollUpAssignments(tx, e.id, e.variants.map((v) => v.id), w);
         await store.rollUpContexts(tx, e.id, e.variants.map((v) => v.id), w);
       }),
-      stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, w)),
+      stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, e.variants.map((v) => v.id), w)),
       ...fromStart.flatMap((name) => passRanges.map((range) => computing(async (t) => {
         computed.get(name)!.push(await store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
       }))),

@@ -299,7 +299,7 @@ export function createResultsService(deps: ResultsDeps) {
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
-    async interactionCells(a: Pick<Experiment, 'id' | 'status'>, b: Pick<Experiment, 'id'>, eventName: string) {
+    async interactionCells(a: Pick<Experiment, 'id' | 'status' | 'variants'>, b: Pick<Experiment, 'id'>, eventName: string) {
       return consistentRead(a, (tx, _marks, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
     },
 

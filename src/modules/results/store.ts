@@ -145,19 +145,21 @@ export async function rollUpContexts(tx: Executor, experimentId: string, variant
 }
 
 /** Records the users a window shows exposed to another variant than their assignment (the first sighting is kept). */
-export async function rollUpExposures(tx: Executor, experimentId: string, w: CreatedWindow): Promise<void> {
+export async function rollUpExposures(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
     INSERT INTO result_excluded_users (experiment_id, user_id, variant_id, first_seen)
-    SELECT ${experimentId}, user_id, variant_id, first_seen FROM (${conflictingExposures(experimentId, w)}) c
+    SELECT ${experimentId}, user_id, variant_id, first_seen FROM (${conflictingExposures(experimentId, variantIds, w)}) c
     ON CONFLICT (experiment_id, user_id) DO NOTHING`);
 }
 
 /** Users excluded from the analysis: those recorded by the rollup plus those the events since its watermark show. */
-export async function excludedUsers(db: Executor, experimentId: string, watermark: Date | null): Promise<Array<{ userId: string; variantId: string }>> {
+export async function excludedUsers(
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
+): Promise<Array<{ userId: string; variantId: string }>> {
   const rows = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
     SELECT user_id, variant_id FROM result_excluded_users WHERE experiment_id = ${experimentId}
     UNION
-    SELECT user_id, variant_id FROM (${conflictingExposures(experimentId, { after: watermark, upTo: null })}) c`);
+    SELECT user_id, variant_id FROM (${conflictingExposures(experimentId, variantIds, { after: watermark, upTo: null })}) c`);
   return rows.map((r) => ({ userId: r.user_id, variantId: r.variant_id }));
 }
 

@@ -177,19 +177,37 @@ export function assignmentContextValues(experimentId: string, variantIds: string
 }
 
 /**
- * Users exposed to more than one variant: assigned users with a `track` event of this experiment in the window that
- * names another variant than their assignment (a client that reports the wrong variant, or two identities merged
- * into one user id): (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written
- * from the assignment itself and never disagree with it. Only events that carry a variant can disagree: the partial
- * events_exposure_idx holds just those, by (experiment, time), so the check reads them and nothing else.
+ * Users exposed to more than one variant: assigned users with a `track` event of this experiment that names another
+ * variant than their assignment (a client that reports the wrong variant, or two identities merged into one user id):
+ * (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written from the assignment
+ * itself and never disagree with it. Only events that carry a variant can disagree: the partial events_exposure_idx
+ * holds just those, by (experiment, time), so the check reads them and nothing else.
+ *
+ * A conflict belongs to a window when its event or the user's assignment falls in it: an event can come first (a
+ * client that buckets by itself before the service assigns), and is then found when the assignment arrives, by one
+ * probe of events_user_idx per new assignment (a LATERAL: a nested loop whatever the estimates). A window from the start needs no second part: every assignment and
+ * event up to its end meet in the first. A later window reads its new assignments as assignmentsIn does (one index
+ * range per variant of `variantIds`).
  */
-export function conflictingExposures(experimentId: string, w: CreatedWindow): SQL {
+export function conflictingExposures(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
+  const byAssignment = w.after === null ? sql`` : sql`
+      UNION ALL
+      SELECT a.user_id, a.variant_id, x.seen
+      FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
+      CROSS JOIN LATERAL (
+        SELECT min(e.created_at) AS seen FROM events e
+        WHERE e.user_id = a.user_id AND e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL
+          AND e.variant_id <> a.variant_id AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.upTo })}
+      ) x
+      WHERE x.seen IS NOT NULL`;
   return sql`
-    SELECT a.user_id, a.variant_id, min(e.created_at) AS first_seen
-    FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-    WHERE e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id
-      AND ${windowOn(sql`e.created_at`, w)}
-    GROUP BY a.user_id, a.variant_id`;
+    SELECT user_id, variant_id, min(seen) AS first_seen FROM (
+      SELECT a.user_id, a.variant_id, e.created_at AS seen
+      FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
+      WHERE e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id
+        AND ${windowOn(sql`e.created_at`, w)}${byAssignment}
+    ) c
+    GROUP BY user_id, variant_id`;
 }
 
 /** Every assignment of an experiment: (user_id, variant_id). */
