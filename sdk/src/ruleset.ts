@@ -5,11 +5,13 @@
  */
 import {
   BUCKETING,
+  collectSegmentIds,
   compileFlag,
   compileFlags,
   type CompiledSegment,
   type EvaluationEnv,
   type FlagDefinition,
+  type FlagEvaluation,
   type FlagEvaluator,
   type FlagSetEvaluator,
 } from '../../src/targeting/index.js';
@@ -32,12 +34,62 @@ export class RulesetError extends Error {
 }
 
 /**
- * Members of id_list segments are not in the ruleset (up to 1,000,000 per segment): a flag whose evaluation reaches
- * one cannot be decided locally, and answers as the service does for a segment it cannot evaluate: off, `error`.
+ * Members of id_list segments are not in the ruleset (up to 1,000,000 per segment): a flag whose answer depends on
+ * one cannot be decided locally, and answers as the service does for a segment it cannot evaluate: off, `error`
+ * (decidedWithoutMembers answers the flags whose answer does not depend on it).
  */
 const MEMBERS_NOT_IN_RULESET = () => {
   throw new RulesetError('id_list segment members are not in the ruleset');
 };
+
+/** At most this many id_list segments per flag are tried both ways (2^n evaluations); beyond it, `error`. */
+export const MAX_UNKNOWN_MEMBERSHIPS = 4;
+
+/** The id_list segments a flag's rules can reach, directly or through rules segments. */
+function idListsReached(rules: unknown, segments: Map<string, RulesetSegment>): string[] {
+  const found = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (r: unknown) => {
+    for (const id of collectSegmentIds(r)) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      const segment = segments.get(id);
+      if (segment?.kind === 'id_list') found.add(id);
+      else if (segment?.kind === 'rules') visit(segment.rules);
+    }
+  };
+  visit(rules);
+  return [...found];
+}
+
+const sameAnswer = (a: FlagEvaluation, b: FlagEvaluation) => a.enabled === b.enabled && a.reason === b.reason && a.rule === b.rule;
+
+/**
+ * A flag naming id_list segments, answered locally when the answer does not depend on the user's membership: it is
+ * evaluated once per combination of memberships (member or not of each segment), and when every combination gives
+ * the same answer, rule included, that is the service's answer too, whatever the members are (e.g. another branch of
+ * an OR already matches, or the user is outside the rollout). Otherwise it answers as before: off, `error`.
+ */
+function decidedWithoutMembers(flag: FlagEvaluator, idLists: string[], segments: Map<string, CompiledSegment>): FlagEvaluator {
+  if (idLists.length === 0 || idLists.length > MAX_UNKNOWN_MEMBERSHIPS) return flag;
+  const envs = Array.from({ length: 2 ** idLists.length }, (_, mask): EvaluationEnv => ({
+    segments: (id) => {
+      const i = idLists.indexOf(id);
+      return i < 0 ? segments.get(id) : { kind: 'id_list', has: () => ((mask >> i) & 1) === 1 };
+    },
+  }));
+  const decided = (how: 'evaluate' | 'explain', userId: string, context: unknown): FlagEvaluation | undefined => {
+    const first = flag[how](userId, context, envs[0]);
+    for (let i = 1; i < envs.length; i++) if (!sameAnswer(first, flag[how](userId, context, envs[i]))) return undefined;
+    return first;
+  };
+  // `evaluate` has no rule, so an answer whose matched rule alone depends on membership is decided there and not in
+  // `explain` (isEnabled answers; evaluate() says error).
+  return {
+    evaluate: (userId, context, env) => decided('evaluate', userId, context) ?? flag.evaluate(userId, context, env),
+    explain: (userId, context, env) => decided('explain', userId, context) ?? flag.explain(userId, context, env),
+  };
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const STATUSES = new Set(['active', 'inactive', 'archived']);
@@ -78,11 +130,14 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
     throw new RulesetError('the ruleset uses a bucketing version this SDK does not know: upgrade @uplift/sdk');
   }
   const flags = data.flags.map(checkFlag);
+  const listed = new Map(data.segments.map((s, i): [string, RulesetSegment] => {
+    const seg = checkSegment(s, i);
+    return [seg.id, seg];
+  }));
   const segments = new Map(
-    data.segments.map((s, i): [string, CompiledSegment] => {
-      const seg = checkSegment(s, i);
-      return [seg.id, seg.kind === 'id_list' ? { kind: 'id_list', has: MEMBERS_NOT_IN_RULESET } : { kind: 'rules', rules: seg.rules, valid: seg.valid }];
-    }),
+    [...listed.values()].map((seg): [string, CompiledSegment] => [
+      seg.id, seg.kind === 'id_list' ? { kind: 'id_list', has: MEMBERS_NOT_IN_RULESET } : { kind: 'rules', rules: seg.rules, valid: seg.valid },
+    ]),
   );
   const definitions = flags.map((f): FlagDefinition => ({
     key: f.key,
@@ -92,17 +147,30 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
     targeting_rules: f.targeting_rules,
   }));
   const isLive = (f: RulesetFlag) => f.status !== 'archived';
-  const live = compileFlags(definitions.filter((_, i) => isLive(flags[i])));
+  const compiled = compileFlags(definitions.filter((_, i) => isLive(flags[i])));
   let liveIndex = 0;
-  const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => [f.key, isLive(f) ? live.flags[liveIndex++] : compileFlag(definitions[i])]));
-  return {
-    version,
-    ruleset: data as unknown as Ruleset,
-    byKey,
-    liveKeys: flags.filter(isLive).map((f) => f.key),
-    live,
-    env: { segments: (id) => segments.get(id) },
+  const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => {
+    const flag = isLive(f) ? compiled.flags[liveIndex++] : compileFlag(definitions[i]);
+    return [f.key, decidedWithoutMembers(flag, idListsReached(f.targeting_rules, listed), segments)];
+  }));
+  const liveKeys = flags.filter(isLive).map((f) => f.key);
+  const liveFlags = liveKeys.map((key) => byKey.get(key)!);
+  // The live flags that name id_list segments: their answers in a whole-set evaluation are taken one by one.
+  const undecided = liveFlags.flatMap((flag, i) => (flag === compiled.flags[i] ? [] : [i]));
+  const live: FlagSetEvaluator = undecided.length === 0 ? compiled : {
+    flags: liveFlags,
+    evaluateAll(userId, context, env) {
+      const out = compiled.evaluateAll(userId, context, env);
+      for (const i of undecided) out[i] = liveFlags[i].evaluate(userId, context, env);
+      return out;
+    },
+    enabledAll(userId, context, env) {
+      const out = compiled.enabledAll(userId, context, env);
+      for (const i of undecided) out[i] = liveFlags[i].evaluate(userId, context, env).enabled;
+      return out;
+    },
   };
+  return { version, ruleset: data as unknown as Ruleset, byKey, liveKeys, live, env: { segments: (id) => segments.get(id) } };
 }
 
 /** The keys whose definition differs between two rulesets (added, removed or changed), for change listeners. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matchesIfNoneMatch } from '../../src/modules/sdk/service.js';
 import { BUCKETING } from '../../src/targeting/index.js';
+import { Uplift } from '@uplift/sdk';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -78,5 +79,54 @@ describe('SDK ruleset', () => {
     expect(matchesIfNoneMatch('*', '"abc"')).toBe(true);
     expect(matchesIfNoneMatch('"abcd"', '"abc"')).toBe(false);
     expect(matchesIfNoneMatch(undefined, '"abc"')).toBe(false);
+  });
+});
+
+describe('id_list segments in the SDK', () => {
+  it('answers as the service whenever membership cannot change the answer, and error only when it can', async () => {
+    const list = await createSegment({ kind: 'id_list' });
+    expect((await t.inject({ method: 'POST', url: `/api/v1/segments/${list.id}/members`, headers: dev.headers, payload: { add: ['member'] } })).statusCode).toBe(200);
+    const inList = { attribute: 'segment', operator: 'in_segment', value: list.id };
+    const us = { attribute: 'country', operator: 'equals', value: 'US' };
+    const group = (...conditions: object[]) => ({ logical_operator: 'AND', conditions });
+    const flags = {
+      orList: await createFlag({ targeting_rules: { logical_operator: 'OR', groups: [group(us), group(inList)] } }),
+      andList: await createFlag({ targeting_rules: rules(us, inList) }),
+      notList: await createFlag({ targeting_rules: rules({ attribute: 'segment', operator: 'not_in_segment', value: list.id }) }),
+      noRollout: await createFlag({ rollout_percentage: 0, targeting_rules: rules(inList) }),
+    };
+    const ruleset = (await t.inject({ method: 'GET', url: '/api/v1/sdk/ruleset', headers: sdkKey.headers })).json();
+    const client = new Uplift({ baseUrl: 'http://unused.test', apiKey: 'unused', bootstrap: ruleset, updates: 'off' });
+    const explained: string[] = [];
+    const enabled: string[] = [];
+    try {
+      for (const [name, flag] of Object.entries(flags)) {
+        for (const user of ['member', 'stranger']) {
+          for (const context of [{ country: 'US' }, { country: 'FR' }]) {
+            const server = await t.inject({ method: 'POST', url: `${BASE}/evaluate/${flag.key}`, headers: key.headers, payload: { user_id: user, context } });
+            const { flag_key: _key, ...expected } = server.json();
+            const local = client.evaluate(flag.key, user, context);
+            const label = `${name} ${user} ${context.country}`;
+            // Wherever the SDK answers, it answers as the service; where membership decides, it says error (off).
+            if (local.reason !== 'error') {
+              expect(local, label).toEqual(expected);
+              explained.push(label);
+            }
+            if (client.isEnabled(flag.key, user, context)) {
+              expect(expected.enabled, label).toBe(true);
+              expect(client.allEnabled(user, context)[flag.key], label).toBe(true);
+              enabled.push(label);
+            }
+          }
+        }
+      }
+    } finally {
+      await client.close();
+    }
+    // evaluate() answers the AND through its failing country condition (the matched rule of the OR's US branch
+    // depends on membership, and so does the 0 % rollout's reason: rollout or targeting_miss); isEnabled also answers
+    // the OR through its country branch, whoever the user is.
+    expect(explained.sort()).toEqual(['andList member FR', 'andList stranger FR']);
+    expect(enabled.sort()).toEqual(['orList member US', 'orList stranger US']);
   });
 });
