@@ -1,7 +1,7 @@
 // Builds @uplift/sdk: ESM and CJS bundles (the pure src/targeting code and re2js bundled in, so the package has no
 // runtime dependencies) and type declarations.
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
@@ -25,3 +25,8 @@ for (const format of ['esm', 'cjs']) {
 }
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 execFileSync(process.execPath, [tsc, '-p', `${here}tsconfig.json`], { stdio: 'inherit' });
+// The declarations again for `require`: in this "type": "module" package a .d.ts is an ES module, which a CommonJS
+// TypeScript project (module node16/nodenext) may not require; a package.json of "type": "commonjs" in the copy makes
+// the same files CommonJS declarations.
+cpSync(`${here}dist/types`, `${here}dist/types-cjs`, { recursive: true });
+writeFileSync(`${here}dist/types-cjs/package.json`, '{ "type": "commonjs" }\n');

@@ -1,5 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // The built package (npm install / npm run build:sdk): ESM and CJS entries that work, with no runtime imports.
@@ -35,7 +39,33 @@ describe('@uplift/sdk package', () => {
       // (Lines of doc comments, `* @param {import('./x')...}` in re2js, are not code.)
       expect(code, file).not.toMatch(/^[^*\n]*\b(require|import)\(["']|^import .* from ["']/m);
     }
-    expect(existsSync(new URL(pkg.exports['.'].types, new URL('../', import.meta.url)))).toBe(true);
-    expect(existsSync(new URL(pkg.exports['./browser'].types, new URL('../', import.meta.url)))).toBe(true);
+    for (const entry of ['.', './browser']) {
+      for (const condition of ['import', 'require']) {
+        expect(existsSync(new URL(pkg.exports[entry][condition].types, new URL('../', import.meta.url))), `${entry} ${condition}`).toBe(true);
+      }
+    }
+  });
+
+  it('type-checks in a CommonJS TypeScript project (module node16), through require', () => {
+    const project = mkdtempSync(join(tmpdir(), 'uplift-cjs-'));
+    try {
+      mkdirSync(join(project, 'node_modules', '@uplift'), { recursive: true });
+      symlinkSync(fileURLToPath(new URL('../', import.meta.url)), join(project, 'node_modules', '@uplift', 'sdk'), 'dir');
+      writeFileSync(join(project, 'package.json'), '{ "type": "commonjs" }');
+      writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'node16', moduleResolution: 'node16', strict: true, noEmit: true, types: [] }, files: ['index.ts'] }));
+      writeFileSync(join(project, 'index.ts'), [
+        "import { Uplift, type FlagEvaluation } from '@uplift/sdk';",
+        "import { UpliftBrowser } from '@uplift/sdk/browser';",
+        "const client = new Uplift({ baseUrl: 'http://x.invalid', apiKey: 'k', updates: 'off' });",
+        "const answer: FlagEvaluation = client.evaluate('on', 'u');",
+        'export const used = [answer, UpliftBrowser];',
+      ].join('\n'));
+      const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+      const run = spawnSync(process.execPath, [tsc, '-p', project], { encoding: 'utf8' });
+      expect(run.stdout + run.stderr).toBe('');
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
