@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
@@ -45,6 +48,25 @@ describe('container files', () => {
     const node = /^FROM node:(\d+)/m.exec(dockerfile)?.[1];
     const engines = JSON.parse(read('package.json')).engines.node as string;
     expect(engines).toContain(`>=${node}`);
+  });
+
+  it('the health check asks the port the service listens on (PORT, default 8000)', async () => {
+    const line = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile);
+    expect(line).not.toBeNull();
+    const [command, ...args] = JSON.parse(line![1]) as string[];
+    expect(command).toBe('node');
+    const server = createServer((req, res) => res.writeHead(req.url === '/health' && healthy ? 200 : 503).end());
+    let healthy = true;
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const port = String((server.address() as AddressInfo).port);
+      const check = () => new Promise<number | null>((done) => execFile(process.execPath, args, { env: { ...process.env, PORT: port } }, (error) => done(error ? (error.code as number) : 0)));
+      expect(await check()).toBe(0);
+      healthy = false;
+      expect(await check()).toBe(1);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 
   it('both stages copy every workspace manifest before npm ci (npm ci needs them) and the image holds the dashboard', () => {
