@@ -49,15 +49,46 @@ function statementSpan(system: string, text: string): Span {
   });
 }
 
-function settle<T>(span: Span, result: T): T {
+function endStatement(span: Span, error?: unknown): void {
+  if (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/**
+ * Runs a statement inside its span and ends the span when the statement settles. node-postgres has two shapes:
+ * `query(text, values?)` answers a promise, while `query(text, values, callback)` (what pg.Pool.query, so Drizzle
+ * outside a transaction, calls) answers nothing and reports through the callback. For the second the callback is
+ * wrapped, or the span would end when the statement is sent rather than when it finishes, and with status OK.
+ */
+function runStatement(span: Span, original: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown {
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === 'function') {
+    let ended = false;
+    args = [...args];
+    args[last] = function (this: unknown, error: unknown, ...rest: unknown[]) {
+      if (!ended) {
+        ended = true;
+        endStatement(span, error);
+      }
+      return (callback as (...a: unknown[]) => unknown).call(this, error, ...rest);
+    };
+  }
+  let result: unknown;
+  try {
+    result = context.with(trace.setSpan(context.active(), span), () => original.apply(self, args));
+  } catch (error) {
+    endStatement(span, error);
+    throw error;
+  }
+  if (typeof callback === 'function') return result;
   if (result && typeof (result as { then?: unknown }).then === 'function') {
-    (result as unknown as Promise<unknown>).then(
-      () => span.end(),
-      (error: unknown) => {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      },
+    (result as Promise<unknown>).then(
+      () => endStatement(span),
+      (error: unknown) => endStatement(span, error ?? new Error('statement failed')),
     );
   } else span.end();
   return result;
@@ -65,24 +96,27 @@ function settle<T>(span: Span, result: T): T {
 
 const patched = Symbol.for('uplift.tracing.patched');
 
-/** Wraps the query methods every statement goes through; parameter values are never recorded. */
-function instrumentDatabase(): void {
-  const wrap = <T extends object>(owner: T, method: keyof T & string, system: string) => {
-    const original = owner[method] as unknown as ((...args: unknown[]) => unknown) & { [patched]?: boolean };
-    if (original[patched]) return;
-    const wrapped = function (this: unknown, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string } | undefined;
-      const text = typeof first === 'string' ? first : first?.text;
-      if (typeof text !== 'string' || isTracingSuppressed(context.active())) return original.apply(this, args);
-      const span = statementSpan(system, text);
-      return settle(span, context.with(trace.setSpan(context.active(), span), () => original.apply(this, args)));
-    };
-    Object.assign(wrapped, { [patched]: true });
-    (owner as Record<string, unknown>)[method] = wrapped;
+type QueryMethod = ((...args: unknown[]) => unknown) & { [patched]?: boolean };
+
+/** Replaces `owner[method]` with one that opens a span per statement; parameter values are never recorded. */
+function wrapQueryMethod<T extends object>(owner: T, method: keyof T & string, system: string): void {
+  const original = owner[method] as unknown as QueryMethod;
+  if (typeof original !== 'function' || original[patched]) return;
+  const wrapped = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = typeof first === 'string' ? first : first?.text;
+    if (typeof text !== 'string' || isTracingSuppressed(context.active())) return original.apply(this, args);
+    return runStatement(statementSpan(system, text), original, this, args);
   };
-  wrap(pg.Client.prototype, 'query', 'postgresql');
-  wrap(PGlite.prototype, 'query', 'postgresql');
-  wrap(PGlite.prototype, 'exec', 'postgresql');
+  Object.assign(wrapped, { [patched]: true });
+  (owner as Record<string, unknown>)[method] = wrapped;
+}
+
+/** Wraps the query methods every statement goes through. */
+function instrumentDatabase(): void {
+  wrapQueryMethod(pg.Client.prototype, 'query', 'postgresql');
+  wrapQueryMethod(PGlite.prototype, 'query', 'postgresql');
+  wrapQueryMethod(PGlite.prototype, 'exec', 'postgresql');
 }
 
 function outboundSpan(method: string, url: URL): Span {

@@ -33,7 +33,14 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes: Array<{ key: string; value: { stringValue?: string; intValue?: string | number } }>;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  status?: { code?: number };
 }
+
+/** OTLP's STATUS_CODE_ERROR. */
+const STATUS_ERROR = 2;
+const durationMs = (span: OtlpSpan) => Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6;
 
 const attr = (span: OtlpSpan, key: string) => {
   const value = span.attributes.find((a) => a.key === key)?.value;
@@ -60,6 +67,14 @@ describe('OpenTelemetry tracing (OTLP/HTTP)', () => {
     t = await testApp({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, LLM_API_URL: `${llm.url}/v1`, LLM_API_KEY: 'sk-test' } });
     viewer = await t.user();
   });
+  /** Every span exported so far. */
+  const exported = async (): Promise<OtlpSpan[]> => {
+    await tracing.forceFlush();
+    return collector.received
+      .filter((r) => r.url === '/v1/traces')
+      .flatMap((r) => JSON.parse(r.body).resourceSpans.flatMap((rs: { scopeSpans: Array<{ spans: OtlpSpan[] }> }) => rs.scopeSpans.flatMap((ss) => ss.spans)));
+  };
+  const statementSpans = async (text: string) => (await exported()).filter((s) => attr(s, 'db.query.text') === text);
   afterAll(async () => {
     await t.close();
     await tracing.shutdown();
@@ -75,12 +90,7 @@ describe('OpenTelemetry tracing (OTLP/HTTP)', () => {
       payload: { goal: 'More buyers finish checkout' },
     });
     expect(res.statusCode).toBe(200);
-    await tracing.forceFlush();
-
-    const spans: OtlpSpan[] = collector.received
-      .filter((r) => r.url === '/v1/traces')
-      .flatMap((r) => JSON.parse(r.body).resourceSpans.flatMap((rs: { scopeSpans: Array<{ spans: OtlpSpan[] }> }) => rs.scopeSpans.flatMap((ss) => ss.spans)))
-      .filter((s) => s.traceId === traceId);
+    const spans = (await exported()).filter((s) => s.traceId === traceId);
     const request = spans.find((s) => s.name === 'POST /api/v1/ai/design');
     expect(request).toBeDefined();
     expect(attr(request!, 'uplift.request_id')).toBe(res.headers['x-request-id']);
@@ -100,5 +110,21 @@ describe('OpenTelemetry tracing (OTLP/HTTP)', () => {
     // The trace continues in the called service, and the exporter's own calls are not traced.
     expect(llm.received.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-`));
     expect(spans.some((s) => String(attr(s, 'url.full') ?? '').startsWith(collector.url))).toBe(false);
+  });
+
+  // Outside a transaction node-postgres runs statements through pg.Pool.query, which hands the client a callback.
+  it.runIf(process.env.TEST_DATABASE_URL)('a pool statement\'s span lasts as long as the statement, and a failed one is an error', async () => {
+    const slow = `select pg_sleep(0.05) /* ${t.unique('slow')} */`;
+    await t.database.exec(slow);
+    const [slept] = await statementSpans(slow);
+    expect(slept).toBeDefined();
+    expect(durationMs(slept)).toBeGreaterThanOrEqual(50);
+    expect(slept.status?.code).not.toBe(STATUS_ERROR);
+
+    const failing = `select 1 / 0 /* ${t.unique('fail')} */`;
+    await expect(t.database.exec(failing)).rejects.toThrow(/division by zero/);
+    const [failed] = await statementSpans(failing);
+    expect(failed).toBeDefined();
+    expect(failed.status?.code).toBe(STATUS_ERROR);
   });
 });
