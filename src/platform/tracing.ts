@@ -117,6 +117,19 @@ function instrumentDatabase(): void {
   wrapQueryMethod(pg.Client.prototype, 'query', 'postgresql');
   wrapQueryMethod(PGlite.prototype, 'query', 'postgresql');
   wrapQueryMethod(PGlite.prototype, 'exec', 'postgresql');
+  // PGlite's transaction() hands its callback a `tx` whose query and exec call PGlite's private methods, not the
+  // prototype's: every statement of a transaction (Drizzle's db.transaction) would go untraced. Each tx is wrapped.
+  const transaction = PGlite.prototype.transaction as QueryMethod;
+  if (transaction[patched]) return;
+  const wrapped = function (this: PGlite, callback: (tx: Record<string, unknown>) => Promise<unknown>) {
+    return transaction.call(this, (tx: Record<string, unknown>) => {
+      wrapQueryMethod(tx, 'query', 'postgresql');
+      wrapQueryMethod(tx, 'exec', 'postgresql');
+      return callback(tx);
+    });
+  };
+  Object.assign(wrapped, { [patched]: true });
+  PGlite.prototype.transaction = wrapped as unknown as typeof PGlite.prototype.transaction;
 }
 
 function outboundSpan(method: string, url: URL): Span {

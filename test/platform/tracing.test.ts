@@ -112,6 +112,23 @@ describe('OpenTelemetry tracing (OTLP/HTTP)', () => {
     expect(spans.some((s) => String(attr(s, 'url.full') ?? '').startsWith(collector.url))).toBe(false);
   });
 
+  it('traces the statements of a transaction, as creating a feature flag runs its insert in one', async () => {
+    const developer = await t.user({ role: 'DEVELOPER' });
+    const traceId = '5bf92f3577b34da6a3ce929d0e0e4737';
+    const res = await t.inject({
+      method: 'POST', url: '/api/v1/feature-flags/',
+      headers: { ...developer.headers, traceparent: `00-${traceId}-00f067aa0ba902b8-01` },
+      payload: { key: t.unique('flag'), name: 'Traced flag' },
+    });
+    expect(res.statusCode).toBe(201);
+    const spans = (await exported()).filter((s) => s.traceId === traceId);
+    const request = spans.find((s) => s.name === 'POST /api/v1/feature-flags');
+    expect(request).toBeDefined();
+    const insert = spans.find((s) => s.name === 'INSERT' && /insert into "feature_flags"/i.test(String(attr(s, 'db.query.text'))));
+    expect(insert).toBeDefined();
+    expect(insert!.parentSpanId).toBe(request!.spanId);
+  });
+
   // Outside a transaction node-postgres runs statements through pg.Pool.query, which hands the client a callback.
   it.runIf(process.env.TEST_DATABASE_URL)('a pool statement\'s span lasts as long as the statement, and a failed one is an error', async () => {
     const slow = `select pg_sleep(0.05) /* ${t.unique('slow')} */`;
