@@ -1,5 +1,6 @@
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, withDataDirSecret } from './config.js';
+import { bootstrapFirstSuperuser } from './modules/users/bootstrap.js';
 
 /** Process entry: read the environment, build the app, listen, and drain cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -24,8 +25,7 @@ async function main(): Promise<void> {
     app.log.warn('AUTH_PROVIDER=cognito without IDP_USER_POOL_ID and IDP_CLIENT_ID: every sign-in is refused.');
   }
   if (config.firstSuperuser) {
-    const outcome = await services.users.ensureSuperuser(config.firstSuperuser);
-    app.log.info({ outcome }, 'first superuser checked');
+    await bootstrapFirstSuperuser(services.users, config.firstSuperuser, app.log);
   }
   let closing = false;
   const shutdown = (signal: string) => {

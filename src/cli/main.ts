@@ -105,6 +105,11 @@ export function buildProgram(io: CliIo): Command {
       try {
         const outcome = await services.users.ensureSuperuser({ email: options.email, password, username: options.username });
         if (outcome === 'exists') throw new CliError(`An account with the email ${options.email} already exists`);
+        if (outcome === 'username_taken') {
+          throw new CliError(
+            `Another account already has the username ${JSON.stringify(options.username)}: choose a free one with --username`,
+          );
+        }
         io.out(`Created superuser ${options.email}\n`);
       } finally {
         await app.close();

@@ -68,6 +68,20 @@ describe('uplift CLI: database commands', () => {
     }
   });
 
+  it('create-superuser with a new email and a username another account holds says the username is taken', async () => {
+    const DATA_DIR = dataDir();
+    const env = { DATA_DIR, UPLIFT_PASSWORD: 'Sup3r-secret' };
+    expect((await cli(['create-superuser', '--email', 'first@example.com'], env)).code).toBe(0);
+    // --username defaults to admin, which first@example.com now holds.
+    const taken = await cli(['create-superuser', '--email', 'second@example.com'], env);
+    expect(taken.code).toBe(1);
+    expect(taken.err).toContain('username "admin"');
+    expect(taken.err).toContain('--username');
+    expect(taken.err).not.toContain('already exists');
+    const other = await cli(['create-superuser', '--email', 'second@example.com', '--username', 'second'], env);
+    expect(other).toMatchObject({ code: 0, out: 'Created superuser second@example.com\n' });
+  });
+
   it('create-superuser needs a password that meets the rule, from UPLIFT_PASSWORD only', async () => {
     const missing = await cli(['create-superuser', '--email', 'a@example.com'], { DATA_DIR: dataDir() });
     expect(missing.code).toBe(2);

@@ -46,6 +46,9 @@ type UserChange = Partial<Omit<UserPatch, 'password'>> & { password?: string | n
 
 export type UsersService = ReturnType<typeof createUsersService>;
 
+/** What ensureSuperuser did: created it, found an account with the email, or found the username held by another. */
+export type SuperuserOutcome = 'created' | 'exists' | 'username_taken';
+
 export function toUserView(row: UserRow): UserView {
   return {
     id: row.id,
@@ -301,12 +304,14 @@ export function createUsersService(deps: UsersDeps) {
     recordLogin: (id: string) => store.setLastLogin(db, id, clock.now()),
 
     /**
-     * FIRST_SUPERUSER_*: creates the first superuser at boot unless an account has that email (idempotent). When
-     * the username is taken (the bootstrap account's email was changed since), that account stands: 'exists', no
-     * second superuser and no failed boot.
+     * FIRST_SUPERUSER_* and `uplift create-superuser`: creates a superuser unless an account has that email
+     * ('exists', idempotent). When another account holds the username (a different person, or the bootstrap account
+     * whose email was changed since), nothing is created and the answer says so ('username_taken'): the caller tells
+     * the operator to pick another username rather than claiming the email exists, and a boot does not fail.
      */
-    async ensureSuperuser(first: { email: string; password: string; username: string }): Promise<'created' | 'exists'> {
+    async ensureSuperuser(first: { email: string; password: string; username: string }): Promise<SuperuserOutcome> {
       if (await store.findUserByEmail(db, first.email)) return 'exists';
+      if (await store.findUserByUsername(db, first.username)) return 'username_taken';
       const hashed = await hashPassword(first.password, deps.bcryptRounds);
       const now = clock.now();
       try {
@@ -322,9 +327,9 @@ export function createUsersService(deps: UsersDeps) {
           updatedAt: now,
         });
       } catch (error) {
-        // Another process booting at the same time created it first, or the account was renamed since.
+        // Another process booting at the same time created it first, or took the username meanwhile.
         if (isUniqueViolation(error) && (await store.findUserByEmail(db, first.email))) return 'exists';
-        if (isUniqueViolation(error) && (await store.findUserByUsername(db, first.username))) return 'exists';
+        if (isUniqueViolation(error) && (await store.findUserByUsername(db, first.username))) return 'username_taken';
         throw error;
       }
       return 'created';
