@@ -59,17 +59,28 @@ export function withDataDirSecret(env: Env): { env: Env; keyFile?: string } {
   return { env: { ...env, SECRET_KEY: key }, keyFile };
 }
 
-export function loadConfig(env: Env = process.env): Config {
+export interface LoadOptions {
+  /**
+   * False only for a process that uses no key derived from SECRET_KEY: it signs and verifies no token, encrypts no
+   * secret and writes no audit entry (`uplift migrate`). SECRET_KEY is then neither required nor checked, and
+   * `secretKey` is a random key nothing must rely on. The server always loads with the default (true).
+   */
+  requireSecretKey?: boolean;
+}
+
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   const environment = parseChoice(env, 'ENVIRONMENT', 'development', ['development', 'test', 'staging', 'production']);
   const secret = env.SECRET_KEY?.trim();
-  if (!secret && (environment === 'production' || environment === 'staging')) {
-    throw new ConfigError('SECRET_KEY must be set in staging and production');
-  }
-  if (secret && secret.length < 32 && environment === 'production') {
-    throw new ConfigError('SECRET_KEY must be at least 32 characters in production');
-  }
-  if (!secret && env.DATABASE_URL?.trim()) {
-    throw new ConfigError('SECRET_KEY must be set when DATABASE_URL is set: every process of a shared deployment signs with it');
+  if (options.requireSecretKey ?? true) {
+    if (!secret && (environment === 'production' || environment === 'staging')) {
+      throw new ConfigError('SECRET_KEY must be set in staging and production');
+    }
+    if (secret && secret.length < 32 && environment === 'production') {
+      throw new ConfigError('SECRET_KEY must be at least 32 characters in production');
+    }
+    if (!secret && env.DATABASE_URL?.trim()) {
+      throw new ConfigError('SECRET_KEY must be set when DATABASE_URL is set: every process of a shared deployment signs with it');
+    }
   }
   // Unset on embedded storage and not read from DATA_DIR (see withDataDirSecret): a random key for this process only.
   const secretKey = secret || randomBytes(32).toString('base64url');

@@ -26,10 +26,16 @@ interface ExperimentView { id: string; key: string; name: string; status: string
 
 const EXPORTS = ['experiments', 'variants', 'feature-flags'] as const;
 
-function configFrom(env: CliIo['env']) {
+/**
+ * The server's settings, as the CLI uses them. `keys: false` for a command that touches no key derived from
+ * SECRET_KEY (migrate: it only runs SQL), so it needs no SECRET_KEY even where the server requires one (DATABASE_URL,
+ * staging, production). create-superuser keeps the requirement: it builds the whole service, whose audit chain and
+ * integration secrets are keyed from SECRET_KEY, and must see the same keys as the server.
+ */
+function configFrom(env: CliIo['env'], keys = true) {
   try {
     // The CLI never runs the background jobs: a server process does.
-    return loadConfig({ ...env, SCHEDULER_ENABLED: 'false' });
+    return loadConfig({ ...env, SCHEDULER_ENABLED: 'false' }, { requireSecretKey: keys });
   } catch (error) {
     if (error instanceof ConfigError) throw new CliError(`Configuration error: ${error.message}`, 2);
     throw error;
@@ -82,7 +88,7 @@ export function buildProgram(io: CliIo): Command {
     .command('migrate')
     .description('Apply the database migrations (DATABASE_URL, or the embedded database under DATA_DIR)')
     .action(async () => {
-      const config = configFrom(io.env);
+      const config = configFrom(io.env, false);
       const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       try {
         const applied = await migrate(database);

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli/main.js';
 import { connectDatabase } from '../../src/db/client.js';
@@ -89,6 +91,40 @@ describe('uplift CLI: database commands', () => {
     const weak = await cli(['create-superuser', '--email', 'a@example.com'], { DATA_DIR: dataDir(), UPLIFT_PASSWORD: 'short' });
     expect(weak.code).toBe(2);
     expect(weak.err).toContain('at least 8 characters');
+  });
+
+  // Migrating signs nothing: it must not need the key the server needs (DATABASE_URL, staging, production).
+  it('migrate runs without SECRET_KEY where the server requires one; create-superuser still requires it', async () => {
+    const production = await cli(['migrate'], { ENVIRONMENT: 'production', DATA_DIR: dataDir() });
+    expect(production.err).toBe('');
+    expect(production.code).toBe(0);
+    expect(production.out).toMatch(/^Applied \d+ migration\(s\)/);
+
+    const superuser = await cli(['create-superuser', '--email', 'a@example.com'], {
+      DATABASE_URL: 'postgres://127.0.0.1:1/none', UPLIFT_PASSWORD: 'Sup3r-secret',
+    });
+    expect(superuser.code).toBe(2);
+    expect(superuser.err).toContain('SECRET_KEY must be set when DATABASE_URL is set');
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('migrate runs on DATABASE_URL without SECRET_KEY', async () => {
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    const schema = `cli_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const admin = new pg.Client({ connectionString: url.href });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      url.searchParams.set('options', `-c search_path=${schema}`);
+      const res = await cli(['migrate'], { DATABASE_URL: url.href });
+      expect(res.err).toBe('');
+      expect(res.code).toBe(0);
+      expect(res.out).toMatch(/^Applied \d+ migration\(s\): 0001_foundation/);
+      const { rows } = await admin.query('SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2', [schema, 'users']);
+      expect(rows[0].n).toBe(1);
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
   });
 
   it('a bad setting is a configuration error naming the setting', async () => {
