@@ -103,6 +103,7 @@ export function createServices(deps: PlatformDeps) {
         accounts: createIdpAccountsService({ db, audit, clock, bus }),
         recordLogin: users.recordLogin,
         log: pino({ level: config.logLevel, name: 'auth' }),
+        clock,
       })
     : undefined;
   const rbac = createRbacService({ db, audit, clock, users });

@@ -1,5 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { UpliftApp } from '../../src/app.js';
+import { REFETCH_FLOOR_MS, UNKNOWN_KID_WAIT_MS } from '../../src/modules/auth/idp/penalty-box.js';
+import { fixedClock } from '../../src/platform/clock.js';
 import { COULD_NOT_VALIDATE } from '../../src/platform/errors.js';
 import type { TestApp } from '../helpers/test-app.js';
 import { POOL_ID, type FakeIdp } from './fake-idp.js';
@@ -85,6 +88,61 @@ describe('identity-provider bearer tokens', () => {
   it('never logs the token', () => {
     expect(log.spy).toHaveBeenCalled();
     expect(log.text()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+  });
+});
+
+describe('JWKS re-reads for unknown kids', () => {
+  // Each test gets its own app (its own key cache) on a clock it moves: the waits are read from the clock, not timers.
+  let clock: ReturnType<typeof fixedClock>;
+  let app: UpliftApp;
+  const status = async (token: string) =>
+    (await app.app.inject({ method: 'GET', url: '/api/v1/users/me', headers: bearer(token) })).statusCode;
+  const junk = (kid: string) => idp.token(person('junk'), { kid });
+
+  beforeEach(async () => {
+    clock = fixedClock(new Date());
+    app = await t.spawn(idp.env(), clock);
+    // The keys are cached once, as on any running instance.
+    expect(await status(idp.token(person('warm')))).toBe(200);
+  });
+
+  it('verifies a rotated kid right after a token under a made-up kid (the made-up kid waits alone)', async () => {
+    const before = idp.jwksRequests;
+    expect(await status(junk('made-up'))).toBe(401);
+    expect(idp.jwksRequests).toBe(before + 1);
+    idp.rotate();
+    clock.advance(REFETCH_FLOOR_MS);
+    expect(await status(idp.token(person('rot')))).toBe(200);
+    expect(idp.jwksRequests).toBe(before + 2);
+    // The made-up kid itself still causes no re-read until its own wait ends.
+    expect(await status(junk('made-up'))).toBe(401);
+    expect(idp.jwksRequests).toBe(before + 2);
+    clock.advance(UNKNOWN_KID_WAIT_MS - REFETCH_FLOOR_MS);
+    expect(await status(junk('made-up'))).toBe(401);
+    expect(idp.jwksRequests).toBe(before + 3);
+  });
+
+  it('reads the keys at most once per floor period, however many different made-up kids arrive', async () => {
+    const before = idp.jwksRequests;
+    for (let i = 0; i < 20; i += 1) expect(await status(junk(`made-up-${i}`))).toBe(401);
+    expect(idp.jwksRequests).toBe(before + 1);
+    // Also a genuinely new kid waits out the floor (401 meanwhile), then is read.
+    idp.rotate();
+    const fresh = idp.token(person('rot'));
+    clock.advance(REFETCH_FLOOR_MS - 1);
+    expect(await status(fresh)).toBe(401);
+    expect(idp.jwksRequests).toBe(before + 1);
+    clock.advance(1);
+    expect(await status(fresh)).toBe(200);
+    expect(idp.jwksRequests).toBe(before + 2);
+  });
+
+  it('shares one read among concurrent tokens under a new kid', async () => {
+    const before = idp.jwksRequests;
+    idp.rotate();
+    const statuses = await Promise.all(Array.from({ length: 5 }, () => status(idp.token(person('burst')))));
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(idp.jwksRequests).toBe(before + 1);
   });
 });
 

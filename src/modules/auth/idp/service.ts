@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { IdpConfig } from '../../../config.js';
 import type { Actor } from '../../../platform/auth.js';
+import type { Clock } from '../../../platform/clock.js';
 import { ServiceUnavailable, Unauthorized } from '../../../platform/errors.js';
 import type { IdpAccountsService, LinkRefusal, ProviderRoles } from '../../users/idp-accounts.js';
 import {
@@ -39,6 +40,7 @@ export interface IdpAuthDeps {
   accounts: IdpAccountsService;
   recordLogin: (userId: string) => Promise<unknown>;
   log: Logger;
+  clock: Clock;
 }
 
 export type IdpAuthService = ReturnType<typeof createIdpAuthService>;
@@ -53,7 +55,12 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
   const { userPoolId, clientId, region } = idp;
   const configured = userPoolId && clientId && region ? { userPoolId, clientId, region } : undefined;
   const verify: AccessTokenVerifier | undefined =
-    configured && createAccessTokenVerifier({ ...configured, issuer: idp.issuer, jwksUrl: idp.jwksUrl });
+    configured && createAccessTokenVerifier({
+      ...configured,
+      issuer: idp.issuer,
+      jwksUrl: idp.jwksUrl,
+      now: () => deps.clock.now().getTime(),
+    });
   const provider: ProviderClient | undefined =
     configured &&
     createProviderClient({

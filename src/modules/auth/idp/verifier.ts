@@ -5,6 +5,7 @@ import type { Fetcher } from 'aws-jwt-verify/https';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { decomposeUnverifiedJwt } from 'aws-jwt-verify/jwt';
 import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
+import { KidPenaltyBox } from './penalty-box.js';
 
 export interface VerifierSettings {
   userPoolId: string;
@@ -14,6 +15,8 @@ export interface VerifierSettings {
   issuer: string | undefined;
   /** IDP_JWKS_URL; unset reads `<issuer>/.well-known/jwks.json`. */
   jwksUrl: string | undefined;
+  /** Milliseconds since the epoch (the injected clock): when an unknown kid may cause another JWKS read. */
+  now: () => number;
 }
 
 export type Verified =
@@ -52,8 +55,9 @@ export function acceptedIssuers(s: Pick<VerifierSettings, 'userPoolId' | 'region
 
 /**
  * Access tokens of one user pool and app client, verified by aws-jwt-verify: signature against the pool's JWKS
- * (fetched once, cached, re-read when a token names an unknown `kid`, so key rotation needs no restart), expiry,
- * issuer, and the Cognito claims (`token_use` must be `access`, `client_id` the app client's).
+ * (fetched once, cached, re-read when a token names an unknown `kid`, so key rotation needs no restart; how often is
+ * bounded by KidPenaltyBox), expiry, issuer, and the Cognito claims (`token_use` must be `access`, `client_id` the
+ * app client's).
  */
 export function createAccessTokenVerifier(s: VerifierSettings) {
   const issuers = acceptedIssuers(s);
@@ -65,7 +69,10 @@ export function createAccessTokenVerifier(s: VerifierSettings) {
       validateCognitoJwtFields(payload, { tokenUse: 'access', clientId: s.clientId }),
   }));
   const needsPlainHttp = configs.some((c) => c.jwksUri.startsWith('http:'));
-  const jwksCache = new SimpleJwksCache(needsPlainHttp ? { fetcher: plainHttpFetcher } : undefined);
+  const jwksCache = new SimpleJwksCache({
+    penaltyBox: new KidPenaltyBox(s.now),
+    ...(needsPlainHttp ? { fetcher: plainHttpFetcher } : {}),
+  });
   const [first, ...rest] = configs;
   const verifier = JwtVerifier.create([first, ...rest], { jwksCache });
 
