@@ -190,13 +190,37 @@ describe('provider errors', () => {
     },
     { action: 'InitiateAuth', route: 'refresh', body: { refresh_token: 'r' }, failure: { type: 'ResourceNotFoundException', message: 'User pool client abc does not exist.' }, status: 503, detail: provider.PROVIDER_FAILED },
     { action: 'InitiateAuth', route: 'login', body: { email: 'x', password: 'p' }, failure: { type: 'PasswordResetRequiredException' }, status: 401, detail: provider.PASSWORD_RESET_REQUIRED },
+    // NotAuthorizedException is a wrong password only when signing in; elsewhere the pool forbids the action, and
+    // its message (which may name the user) is not shown.
+    {
+      action: 'SignUp', route: 'signup', body: { username: 'x', email: 'x@example.com', password: 'p' },
+      failure: { type: 'NotAuthorizedException', message: 'SignUp is not permitted for this user pool' }, status: 403, detail: provider.SIGNUP_NOT_ALLOWED,
+    },
+    {
+      action: 'ForgotPassword', route: 'forgot-password', body: { username: 'x' },
+      failure: { type: 'NotAuthorizedException', message: 'User password cannot be reset in the current state.' }, status: 400, detail: provider.RESET_NOT_ALLOWED,
+    },
+    {
+      action: 'ConfirmForgotPassword', route: 'reset-password', body: { username: 'x', confirmation_code: '1', new_password: 'p' },
+      failure: { type: 'NotAuthorizedException', message: 'User password cannot be reset in the current state.' }, status: 400, detail: provider.RESET_NOT_ALLOWED,
+    },
+    {
+      action: 'ConfirmForgotPassword', route: 'reset-password', body: { username: 'x', confirmation_code: '1', new_password: 'p' },
+      failure: { type: 'UserNotConfirmedException', message: 'User is not confirmed.' }, status: 401, detail: provider.NOT_CONFIRMED,
+    },
+    {
+      action: 'InitiateAuth', route: 'login', body: { email: 'x', password: 'p' },
+      failure: { type: 'NotAuthorizedException', message: 'Incorrect username or password.' }, status: 401, detail: provider.SIGN_IN_FAILED,
+    },
   ];
 
-  it.each(cases)('$failure.type on $route is $status', async ({ action, route, body, failure, status, detail }) => {
+  it.each(cases)('$failure.type on $route is $status, a status the route declares', async ({ action, route, body, failure, status, detail }) => {
     idp.failNext(action, failure);
     const res = await post(route, body);
     expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ detail });
+    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    expect(Object.keys(doc.paths[`/api/v1/auth/${route}`].post.responses)).toContain(String(status));
   });
 
   it('answers 429 with Retry-After when the provider throttles, using its Retry-After when it sends one', async () => {

@@ -13,6 +13,7 @@ import {
   BadRequest,
   Conflict,
   DomainError,
+  Forbidden,
   ServiceUnavailable,
   TooManyRequests,
   Unauthorized,
@@ -34,6 +35,8 @@ export const REUSED_PASSWORD = 'The new password was used recently; choose anoth
 export const CANNOT_CONFIRM = 'This account cannot be confirmed (it may be confirmed already)';
 export const INVALID_REQUEST = 'The identity provider refused the request as invalid';
 export const SIGNUP_REFUSED = 'The identity provider refused the sign-up';
+export const SIGNUP_NOT_ALLOWED = 'Self sign-up is not allowed by the identity provider';
+export const RESET_NOT_ALLOWED = "The password cannot be reset in the account's current state";
 export const TOO_MANY_ATTEMPTS = 'Too many attempts; try again later';
 export const THROTTLED = 'The identity provider is busy; try again later';
 export const UNREACHABLE = 'The identity provider is unreachable; try again later';
@@ -92,6 +95,29 @@ function weakPassword(message: string | undefined): BadRequest {
 }
 
 /**
+ * NotAuthorizedException is the provider's catch-all refusal: a wrong password only when signing in. On the account
+ * routes it means the pool forbids the action there (e.g. "SignUp is not permitted for this user pool", "User password
+ * cannot be reset in the current state"); that text may name the user, so each operation answers a fixed sentence.
+ */
+function notAuthorized(operation: Operation): DomainError {
+  switch (operation) {
+    case 'signIn':
+      return new Unauthorized(SIGN_IN_FAILED);
+    case 'refresh':
+      return new Unauthorized(REFRESH_FAILED);
+    case 'getUser':
+      return new Unauthorized();
+    case 'signUp':
+      return new Forbidden(SIGNUP_NOT_ALLOWED);
+    case 'confirm':
+      return new BadRequest(CANNOT_CONFIRM);
+    case 'forgotPassword':
+    case 'resetPassword':
+      return new BadRequest(RESET_NOT_ALLOWED);
+  }
+}
+
+/**
  * Provider errors as clear answers: never a 500 and never the provider's own message (it can name the pool,
  * its triggers or its configuration). What a client cannot fix (configuration, triggers, outages) is 503 and logged.
  */
@@ -101,10 +127,7 @@ export function providerError(operation: Operation, raw: unknown, log: (failure:
   const signingIn = operation === 'signIn';
   switch (name) {
     case 'NotAuthorizedException':
-      if (operation === 'refresh') return new Unauthorized(REFRESH_FAILED);
-      if (operation === 'confirm') return new BadRequest(CANNOT_CONFIRM);
-      if (operation === 'getUser') return new Unauthorized();
-      return new Unauthorized(SIGN_IN_FAILED);
+      return notAuthorized(operation);
     case 'UserNotFoundException':
       if (signingIn) return new Unauthorized(SIGN_IN_FAILED);
       if (operation === 'getUser') return new Unauthorized();

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { bearerToken, open, signedIn } from '../../../platform/auth.js';
-import { errorResponses, MessageBody } from '../../../platform/schemas.js';
+import { ErrorBody, errorResponses, MessageBody } from '../../../platform/schemas.js';
 import { LoginBody, TokenForm } from '../schemas.js';
 import {
   CodeSentView,
@@ -18,6 +18,10 @@ import type { IdpAuthService } from './service.js';
 const tags = ['auth'];
 const signInErrors = errorResponses(400, 401, 422, 429, 503);
 const accountErrors = errorResponses(400, 409, 422, 429, 503);
+// The pool may forbid self sign-up (the provider's NotAuthorizedException on SignUp).
+const signUpErrors = { ...accountErrors, 403: { ...ErrorBody, description: 'The identity provider does not allow self sign-up' } };
+// ConfirmForgotPassword refuses an account that is not confirmed yet (UserNotConfirmedException).
+const resetErrors = { ...accountErrors, 401: { ...ErrorBody, description: 'The account is not confirmed yet' } };
 
 export const CONFIRMED = 'Account confirmed; you can sign in now';
 export const CODE_SENT = 'If the account exists, a confirmation code has been sent';
@@ -70,7 +74,7 @@ export const idpAuthRoutes: FastifyPluginAsyncTypebox<{ idp: IdpAuthService; sel
       schema: {
         tags, operationId: 'signUp', summary: 'Create an account with the identity provider (self sign-up)',
         body: SignUpBody,
-        response: { 201: SignUpView, ...accountErrors },
+        response: { 201: SignUpView, ...signUpErrors },
       },
     }, async (req, reply) => reply.code(201).send(await idp.signUp(req.body)));
 
@@ -101,7 +105,7 @@ export const idpAuthRoutes: FastifyPluginAsyncTypebox<{ idp: IdpAuthService; sel
     schema: {
       tags, operationId: 'resetPassword', summary: 'Set a new password with the code from forgot-password',
       body: ResetPasswordBody,
-      response: { 200: MessageBody, ...accountErrors },
+      response: { 200: MessageBody, ...resetErrors },
     },
   }, async (req) => {
     await idp.resetPassword(req.body.username, req.body.confirmation_code, req.body.new_password);
