@@ -146,6 +146,8 @@ export function parseWarehouse(env: Env, environment: Config['environment'], dat
     maxConcurrentJobs: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_JOBS', 4, 1, 256),
     maxConcurrentRuns: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_RUNS', 2, 1, 1000),
     duckdbDir: env.WAREHOUSE_DUCKDB_DIR?.trim() || `${dataDir}/warehouse`,
+    // Spec limits: connection tests and validation each have a 30-second limit.
+    checkSeconds: 30,
   };
 }
 

@@ -103,6 +103,11 @@ export interface WarehouseConfig {
   maxConcurrentRuns: number;
   /** WAREHOUSE_DUCKDB_DIR: DuckDB connection paths resolve inside it (default DATA_DIR/warehouse). */
   duckdbDir: string;
+  /**
+   * The bound on a connection test and on a source validation, sign-in included: 30 seconds, fixed by the spec and
+   * not an environment setting. It is a field so tests can shorten it instead of waiting half a minute.
+   */
+  checkSeconds: number;
 }
 
 export interface SmtpConfig {

@@ -21,6 +21,8 @@ export interface TestUser {
 export interface TestOptions {
   env?: Record<string, string>;
   clock?: ReturnType<typeof fixedClock>;
+  /** Adjusts settings no environment variable reaches (a fixed limit a test shortens). */
+  configure?: (config: Config) => void;
 }
 
 /**
@@ -155,6 +157,8 @@ export class TestApp {
 export async function testApp(options: TestOptions = {}): Promise<TestApp> {
   const db = await testDatabase();
   const namespace = `test${randomUUID().slice(0, 8)}`;
-  const main = await buildApp(testConfig(options.env), { database: db.database, namespace, clock: options.clock });
+  const config = testConfig(options.env);
+  options.configure?.(config);
+  const main = await buildApp(config, { database: db.database, namespace, clock: options.clock });
   return new TestApp(main, db, namespace);
 }

@@ -16,6 +16,7 @@ describe('warehouse settings', () => {
       maxConcurrentJobs: 4,
       maxConcurrentRuns: 2,
       duckdbDir: '/srv/uplift/warehouse',
+      checkSeconds: 30,
     });
     expect(loadConfig({}).warehouse.credentialsKeys).toBeUndefined();
   });

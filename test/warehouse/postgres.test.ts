@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -119,5 +120,110 @@ describe('warehouse analysis on PostgreSQL', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+  });
+});
+
+/**
+ * A TCP proxy in front of the PostgreSQL above that passes the startup and sign-in exchange, and then, while
+ * `stalled` is set, swallows everything the client sends: a warehouse that accepts sign-in and never answers again.
+ */
+async function stallingProxy(): Promise<{ port: number; stalled: boolean; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const proxy = { port: 0, stalled: true, close: async () => undefined as void };
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let signedIn = false;
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      // Server messages are a type byte and a length; the first ReadyForQuery ('Z') ends sign-in.
+      pending = Buffer.concat([pending, chunk]);
+      while (!signedIn && pending.length >= 5) {
+        const length = pending.readInt32BE(1);
+        if (pending.length < 1 + length) break;
+        if (pending[0] === 0x5a) signedIn = true;
+        pending = pending.subarray(1 + length);
+      }
+      client.write(chunk);
+    });
+    client.on('data', (chunk: Buffer) => {
+      if (!(signedIn && proxy.stalled)) upstream.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.port = (server.address() as AddressInfo).port;
+  proxy.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return proxy;
+}
+
+describe('a warehouse that signs in and then stops answering', () => {
+  let quick: TestApp;
+  let quickAdmin: TestUser;
+  let proxy: Awaited<ReturnType<typeof stallingProxy>>;
+
+  beforeAll(async () => {
+    proxy = await stallingProxy();
+    // The spec's 30-second bound on tests and validation, shortened so the test does not wait half a minute.
+    quick = await testApp({ env: { WAREHOUSE_CREDENTIALS_KEYS: key }, configure: (config) => void (config.warehouse.checkSeconds = 1) });
+    quickAdmin = await quick.user({ role: 'ADMIN' });
+  });
+
+  afterAll(async () => {
+    await quick?.close();
+    await proxy?.close();
+  });
+
+  const stalledEndpoint = () => ({ ...endpoint(), host: '127.0.0.1', port: proxy.port, schema: SCHEMA });
+
+  it('ends a connection test at its bound with query_timeout, even after sign-in succeeded', async () => {
+    proxy.stalled = true;
+    const res = await post(quick, quickAdmin, '/connections/test', {
+      warehouse_type: 'postgres', settings: stalledEndpoint(), credentials: { username: ROLE, password: PASSWORD },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ ok: false, error_code: 'query_timeout' });
+    expect(res.json().message).not.toContain(PASSWORD);
+  });
+
+  it('fails validation and a run at the bound, and frees the connection for the next run', async () => {
+    proxy.stalled = false;
+    const created = await post(quick, quickAdmin, '/connections', {
+      name: 'Stalling replica', warehouse_type: 'postgres', settings: stalledEndpoint(),
+      credentials: { username: ROLE, password: PASSWORD }, query_timeout_seconds: 1,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as string;
+    expect((await post(quick, quickAdmin, `/connections/${id}/test`)).json()).toMatchObject({ ok: true });
+    const source = await post(quick, quickAdmin, '/sources', {
+      kind: 'assignment', connection_id: id, name: 'Exposures', table: `${SCHEMA}.exposures`,
+      columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
+    });
+    const sourceId = source.json().id as string;
+    expect((await post(quick, quickAdmin, `/sources/${sourceId}/validate`)).json()).toEqual({ valid: true, errors: [] });
+
+    proxy.stalled = true;
+    expect((await post(quick, quickAdmin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'query_timeout' });
+    const body = { window_start: '2026-03-01T00:00:00Z', window_end: '2026-03-15T00:00:00Z' };
+    const preview = await post(quick, quickAdmin, `/sources/${sourceId}/preview`, body);
+    expect(preview.statusCode, preview.body).toBe(202);
+    await quick.services.warehouse.drain();
+    const run = (await quick.inject({ method: 'GET', url: `/api/v1/warehouse/analysis/runs/${preview.json().id}`, headers: quickAdmin.headers })).json();
+    expect(run).toMatchObject({ status: 'failed', error_code: 'query_timeout' });
+    // The connection is free again: the next run is queued, not refused with run_in_progress.
+    const next = await post(quick, quickAdmin, `/sources/${sourceId}/preview`, body);
+    expect(next.statusCode, next.body).toBe(202);
+    await quick.services.warehouse.drain();
+    const validation = (await post(quick, quickAdmin, `/sources/${sourceId}/validate`)).json();
+    expect(validation.valid).toBe(false);
+    expect(validation.errors[0]).toMatch(/within 1 seconds/);
   });
 });

@@ -14,8 +14,6 @@ import type { JobGate } from './runs.js';
 import * as store from './store.js';
 import type { WarehouseType } from './types.js';
 
-/** Spec limits: connection tests and source validation each have a 30-second limit. */
-export const CHECK_SECONDS = 30;
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 300;
 export const DEFAULT_MAX_RUNS_PER_DAY = 20;
 /** A run is one diagnostics statement plus at most 10 metrics (spec limits). */
@@ -42,6 +40,11 @@ export interface WarehouseContext {
 }
 
 export type WarehouseAccess = ReturnType<typeof createWarehouseAccess>;
+
+/** What is left of a `seconds` bound that began at `started` (performance.now()), at least one second. */
+export function remainingSeconds(seconds: number, started: number): number {
+  return Math.max(1, Math.ceil(seconds - (performance.now() - started) / 1000));
+}
 
 export function createWarehouseAccess(ctx: WarehouseContext) {
   const { db, config, drivers, keyring, gate } = ctx;

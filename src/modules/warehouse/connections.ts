@@ -4,9 +4,9 @@ import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
 import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import {
-  CHECK_SECONDS,
   DEFAULT_MAX_RUNS_PER_DAY,
   DEFAULT_QUERY_TIMEOUT_SECONDS,
+  remainingSeconds,
   STATEMENTS_PER_RUN_MAX,
   type WarehouseAccess,
   type WarehouseContext,
@@ -109,15 +109,18 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
     return { queryTimeoutSeconds: timeout, maxRunsPerDay: runs, bytesLimit: bytes };
   }
 
-  /** Signs in and runs a statement that reads no table, within 30 seconds; failures are reported, not thrown. */
+  /**
+   * Signs in and runs a statement that reads no table; sign-in, session setup and the statement share the 30 seconds
+   * (config.checkSeconds). Failures are reported, not thrown.
+   */
   async function testConnection(type: WarehouseType, settings: Record<string, unknown>, credentials: Credentials): Promise<ConnectionTestResult> {
     return withJob(async () => {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
       let session: WarehouseSession | undefined;
       try {
-        session = await openSession(type, settings, credentials, CHECK_SECONDS);
-        await session.ping(CHECK_SECONDS);
+        session = await openSession(type, settings, credentials, config.checkSeconds);
+        await session.ping(remainingSeconds(config.checkSeconds, started));
         return { ok: true, error_code: null, message: null, elapsed_ms: elapsed() };
       } catch (error) {
         const failed = error instanceof WarehouseError ? error : new WarehouseError('connection_failed', 'Could not reach the warehouse');

@@ -1,6 +1,6 @@
 /** Runs a queued preview or analysis against the warehouse (called by the run queue) and gives its outcome. */
 import type { WarehouseRunRow } from '../../db/schema/warehouse.js';
-import { CHECK_SECONDS, type WarehouseAccess, type WarehouseContext } from './access.js';
+import { type WarehouseAccess, type WarehouseContext } from './access.js';
 import { metricResult, sampleRatioCheck, type LabelAggregate } from './analysis.js';
 import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { DIALECTS } from './dialects/index.js';
@@ -71,7 +71,7 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
       const driver = drivers[type];
       const dialect = DIALECTS[type];
       const limits = { timeoutSeconds: connection.queryTimeoutSeconds, maxBytes: driver.billsByBytes ? (connection.bytesLimit ?? config.maxBytesPerQuery) : undefined };
-      session = await openSession(type, connection.settings, credentials, Math.min(CHECK_SECONDS, connection.queryTimeoutSeconds));
+      session = await openSession(type, connection.settings, credentials, Math.min(config.checkSeconds, connection.queryTimeoutSeconds));
       const open = session;
       running.add(open);
       const window: Window = { start: new Date(definition.window.start), end: new Date(definition.window.end) };

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { WarehouseSourceRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
 import { Unprocessable } from '../../platform/errors.js';
-import { CHECK_SECONDS, EDITORS, READERS, type WarehouseAccess, type WarehouseContext } from './access.js';
+import { EDITORS, READERS, remainingSeconds, type WarehouseAccess, type WarehouseContext } from './access.js';
 import { checkSource, type SourceFields } from './checks.js';
 import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { requireRole, SOURCE_NOT_FOUND } from './errors.js';
@@ -14,7 +14,7 @@ import type { WarehouseType } from './types.js';
 import { toSourceView, type SourceSnapshot } from './views.js';
 
 export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
-  const { db, audit, clock } = ctx;
+  const { db, audit, clock, config } = ctx;
   const { keys, connectionCredentials, connectionOr404, withJob, openSession } = access;
 
   async function sourceOr404(id: string): Promise<WarehouseSourceRow> {
@@ -119,7 +119,7 @@ export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
       });
     },
 
-    /** Checks table and columns against the warehouse's metadata only (no data read), within 30 seconds. */
+    /** Checks table and columns against the warehouse's metadata only (no data read), within 30 seconds (config.checkSeconds). */
     async validateSource(actor: Actor, id: string): Promise<{ valid: boolean; errors: string[] }> {
       const row = await sourceOr404(id);
       requireSourceRole(actor, row.kind, 'edit');
@@ -130,8 +130,10 @@ export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
       const errors = await withJob(async () => {
         let session: WarehouseSession | undefined;
         try {
-          session = await openSession(type, connection.settings, credentials, CHECK_SECONDS);
-          const columns = await session.columns(parseTable(type, row.tableName)!, CHECK_SECONDS);
+          // Sign-in, session setup and the metadata read share the 30 seconds.
+          const started = performance.now();
+          session = await openSession(type, connection.settings, credentials, config.checkSeconds);
+          const columns = await session.columns(parseTable(type, row.tableName)!, remainingSeconds(config.checkSeconds, started));
           if (!columns) return ['The table does not exist, or this connection cannot see it'];
           const found: string[] = [];
           const lower = new Map([...columns].map(([name, dataType]) => [name, dataType.toLowerCase()]));

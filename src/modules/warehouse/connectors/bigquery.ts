@@ -1,5 +1,5 @@
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
 const bigquery = lazyModule(() => import('@google-cloud/bigquery'));
 
@@ -65,7 +65,14 @@ export const bigqueryDriver: Driver = {
       }
     }
 
-    await execute({ text: 'SELECT 1', params: [] }, options.connectTimeoutSeconds, undefined, 'connection_failed');
+    // Only the results are bounded inside execute; submitting the job is an HTTP call with its own retries, so the
+    // first statement (which proves the credentials) gets one bound as a whole.
+    await withTimeout(
+      options.connectTimeoutSeconds,
+      execute({ text: 'SELECT 1', params: [] }, options.connectTimeoutSeconds, undefined, 'connection_failed'),
+      () => running?.cancel(),
+      openTimeoutMessage(options.connectTimeoutSeconds),
+    );
     return {
       async ping(timeoutSeconds) {
         await execute({ text: 'SELECT 1', params: [] }, timeoutSeconds, undefined, 'query_failed');

@@ -1,5 +1,5 @@
 import type { Statement, TableRef } from '../types.js';
-import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
 /** The part of @databricks/sql this connector uses (the package is optional and not a build dependency). */
 interface DatabricksOperation {
@@ -41,22 +41,24 @@ export const databricksDriver: Driver = {
     const api = await databricks();
     if (!api) throw new WarehouseError('connector_unavailable', 'The Databricks driver is not installed');
     const client = new api.DBSQLClient();
-    let session: DatabricksSession;
+    let session: DatabricksSession | undefined;
     let running: { cancel(): Promise<unknown> } | undefined;
-    try {
-      await withTimeout(options.connectTimeoutSeconds, client.connect({ host: String(settings.host), path: String(settings.http_path), token: credentials.token }), () => client.close());
-      session = await client.openSession({ configuration: { TIMEZONE: 'UTC' } });
-    } catch (error) {
-      await client.close().catch(() => undefined);
-      throw failure('connection_failed', error, 'Could not sign in to Databricks');
-    }
     async function query(text: string, named: Record<string, string | number | boolean | Date>, timeoutSeconds: number) {
+      const open = session!;
       try {
-        const operation = await session.executeStatement(text, { namedParameters: named, queryTimeout: timeoutSeconds });
-        running = operation;
-        const rows = await withTimeout(timeoutSeconds, operation.fetchAll(), () => operation.cancel());
-        await operation.close();
-        return rows as Record<string, unknown>[];
+        // Submitting the statement is bounded as well as fetching it: a warehouse that stops answering would
+        // otherwise hold the submission for ever.
+        return await withTimeout(
+          timeoutSeconds,
+          (async () => {
+            const operation = await open.executeStatement(text, { namedParameters: named, queryTimeout: timeoutSeconds });
+            running = operation;
+            const rows = await operation.fetchAll();
+            await operation.close();
+            return rows as Record<string, unknown>[];
+          })(),
+          () => running?.cancel(),
+        );
       } catch (error) {
         throw failure('query_failed', error, 'Databricks refused the statement');
       } finally {
@@ -64,11 +66,22 @@ export const databricksDriver: Driver = {
       }
     }
     try {
-      // Workspace administrators belong to the built-in `admins` group.
-      const [row] = await query("SELECT is_member('admins') AS is_admin", {}, options.connectTimeoutSeconds);
-      if (row?.is_admin === true) {
-        throw new WarehouseError('admin_role_refused', 'The token belongs to a workspace administrator; use a service principal with read access');
-      }
+      // One bound for signing in, opening the session and the administrative check: connect alone was bounded, and
+      // a workspace that accepted the token and then stalled held the caller for ever.
+      await withTimeout(
+        options.connectTimeoutSeconds,
+        (async () => {
+          await client.connect({ host: String(settings.host), path: String(settings.http_path), token: credentials.token });
+          session = await client.openSession({ configuration: { TIMEZONE: 'UTC' } });
+          // Workspace administrators belong to the built-in `admins` group.
+          const [row] = await query("SELECT is_member('admins') AS is_admin", {}, options.connectTimeoutSeconds);
+          if (row?.is_admin === true) {
+            throw new WarehouseError('admin_role_refused', 'The token belongs to a workspace administrator; use a service principal with read access');
+          }
+        })(),
+        () => client.close(),
+        openTimeoutMessage(options.connectTimeoutSeconds),
+      );
     } catch (error) {
       await client.close().catch(() => undefined);
       throw failure('connection_failed', error, 'Could not sign in to Databricks');

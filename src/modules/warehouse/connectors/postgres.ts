@@ -3,6 +3,7 @@ import type { Statement, TableRef } from '../types.js';
 import {
   failure,
   INFORMATION_SCHEMA_COLUMNS,
+  openTimeoutMessage,
   WarehouseError,
   withTimeout,
   type Credentials,
@@ -54,6 +55,7 @@ async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
 }
 
 async function openSession(flavour: Flavour, settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession> {
+  const openMs = options.connectTimeoutSeconds * 1000;
   const config: pg.ClientConfig = {
     host: String(settings.host),
     port: typeof settings.port === 'number' ? settings.port : flavour.defaultPort,
@@ -61,27 +63,43 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     user: credentials.username,
     password: credentials.password,
     ssl: settings.ssl === true ? { rejectUnauthorized: true } : undefined,
-    connectionTimeoutMillis: options.connectTimeoutSeconds * 1000,
+    connectionTimeoutMillis: openMs,
+    // Sent with the startup message, so the server itself stops the setup statements below at the same bound; each
+    // statement of the session then sets its own.
+    statement_timeout: openMs,
     application_name: 'uplift-warehouse',
   };
   const client = new pg.Client(config);
   // A dropped connection must not crash the process; the statement in flight rejects on its own.
   client.on('error', () => undefined);
+  /** Drops the socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
+  const drop = () => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  let signedIn = false;
   try {
-    await client.connect();
+    // connectionTimeoutMillis only bounds the TCP and sign-in exchange: a server that signs in and then stalls would
+    // hold the setup statements for ever. One bound covers sign-in, setup and the administrative-role check.
+    await withTimeout(
+      options.connectTimeoutSeconds,
+      (async () => {
+        await client.connect();
+        signedIn = true;
+        await client.query("SET TIME ZONE 'UTC'");
+        // The service checked schema against the identifier rules, so quoting it is enough.
+        if (typeof settings.schema === 'string') await client.query(`SET search_path TO "${settings.schema}"`);
+        if (await flavour.isAdmin(client)) {
+          throw new WarehouseError('admin_role_refused', 'The connection signs in with a built-in administrative role; use a role with read access only');
+        }
+      })(),
+      drop,
+      openTimeoutMessage(options.connectTimeoutSeconds),
+    );
   } catch (error) {
+    // After a timeout the socket is already dropped; otherwise the server gets its goodbye.
     await client.end().catch(() => undefined);
-    throw failure('connection_failed', error, 'Could not sign in to the warehouse');
-  }
-  try {
-    await client.query("SET TIME ZONE 'UTC'");
-    // The service checked schema against the identifier rules, so quoting it is enough.
-    if (typeof settings.schema === 'string') await client.query(`SET search_path TO "${settings.schema}"`);
-    if (await flavour.isAdmin(client)) {
-      throw new WarehouseError('admin_role_refused', 'The connection signs in with a built-in administrative role; use a role with read access only');
+    // The server's own statement_timeout (57014) during setup is the same bound as the client's.
+    if (signedIn && (error as { code?: string }).code === QUERY_CANCELED) {
+      throw new WarehouseError('query_timeout', openTimeoutMessage(options.connectTimeoutSeconds));
     }
-  } catch (error) {
-    await client.end().catch(() => undefined);
     throw failure('connection_failed', error, 'Could not sign in to the warehouse');
   }
 
@@ -91,19 +109,31 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     if (!pid) return;
     const canceller = new pg.Client(config);
     canceller.on('error', () => undefined);
+    const dropCanceller = () => (canceller as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
     try {
-      await canceller.connect();
-      await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+      // Bounded too: shutdown waits for cancels, and a stalled server must not hold it.
+      await withTimeout(options.connectTimeoutSeconds, (async () => {
+        await canceller.connect();
+        await canceller.query('SELECT pg_cancel_backend($1)', [pid]);
+      })(), dropCanceller);
     } finally {
+      dropCanceller();
       await canceller.end().catch(() => undefined);
     }
   }
 
   async function query(text: string, values: unknown[], timeoutSeconds: number) {
-    // The server stops the statement at statement_timeout; the client-side bound covers a silent network.
-    await client.query(`SET statement_timeout = ${Math.ceil(timeoutSeconds * 1000)}`);
     try {
-      return await withTimeout(timeoutSeconds + 5, client.query(text, values), cancel);
+      // The server stops the statement at statement_timeout; the client-side bound covers a silent network, and
+      // covers the SET as well (a server that stops answering would otherwise hold it for ever).
+      return await withTimeout(
+        timeoutSeconds + 5,
+        (async () => {
+          await client.query(`SET statement_timeout = ${Math.ceil(timeoutSeconds * 1000)}`);
+          return client.query(text, values);
+        })(),
+        cancel,
+      );
     } catch (error) {
       if ((error as { code?: string }).code === QUERY_CANCELED) {
         throw new WarehouseError('query_timeout', `The statement ran longer than ${timeoutSeconds} seconds and was stopped`);

@@ -1,5 +1,5 @@
 import type { Statement, TableRef } from '../types.js';
-import { failure, lazyModule, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
 /** Snowflake's built-in administrative roles (spec rule 6). */
 export const SNOWFLAKE_ADMIN_ROLES = ['ACCOUNTADMIN', 'SECURITYADMIN', 'SYSADMIN', 'ORGADMIN', 'USERADMIN'];
@@ -77,15 +77,19 @@ export const snowflakeDriver: Driver = {
       });
     }
     try {
+      // One bound for signing in and the role check together, so opening never takes longer than the caller's limit.
       await withTimeout(
         options.connectTimeoutSeconds,
-        new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve()))),
-        () => undefined,
+        (async () => {
+          await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+          const [row] = await query('SELECT CURRENT_ROLE() AS "role"', [], options.connectTimeoutSeconds);
+          if (SNOWFLAKE_ADMIN_ROLES.includes(String(row?.role).toUpperCase())) {
+            throw new WarehouseError('admin_role_refused', 'The connection uses a built-in administrative role; use a role with read access only');
+          }
+        })(),
+        cancel,
+        openTimeoutMessage(options.connectTimeoutSeconds),
       );
-      const [row] = await query('SELECT CURRENT_ROLE() AS "role"', [], options.connectTimeoutSeconds);
-      if (SNOWFLAKE_ADMIN_ROLES.includes(String(row?.role).toUpperCase())) {
-        throw new WarehouseError('admin_role_refused', 'The connection uses a built-in administrative role; use a role with read access only');
-      }
     } catch (error) {
       connection.destroy(() => undefined);
       throw failure('connection_failed', error, 'Could not sign in to Snowflake');

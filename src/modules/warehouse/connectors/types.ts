@@ -56,7 +56,11 @@ export type Settings = Record<string, unknown>;
 export type Credentials = Record<string, string>;
 
 export interface OpenOptions {
-  /** Bound on signing in (the connection test's 30 seconds, or the query timeout). */
+  /**
+   * Bound on opening the whole session: signing in and every setup statement after it (time zone, search path, the
+   * administrative-role check). The connection test's 30 seconds, or the run's query timeout when shorter. A server
+   * that accepts sign-in and then stalls must not hold the caller, its connection or a run slot for ever.
+   */
   connectTimeoutSeconds: number;
   /** WAREHOUSE_DUCKDB_DIR, resolved: duckdb paths are relative to it. */
   duckdbDir: string;
@@ -84,13 +88,16 @@ export interface Driver {
   open(settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession>;
 }
 
-/** Runs `work` and rejects with query_timeout after `seconds`, calling `onTimeout` (cancel the statement). */
-export async function withTimeout<T>(seconds: number, work: Promise<T>, onTimeout: () => unknown): Promise<T> {
+/**
+ * Runs `work` and rejects with query_timeout after `seconds`, calling `onTimeout` (cancel the statement, or drop
+ * the connection). `message` names what took too long (default: a statement).
+ */
+export async function withTimeout<T>(seconds: number, work: Promise<T>, onTimeout: () => unknown, message?: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       void Promise.resolve().then(onTimeout).catch(() => undefined);
-      reject(new WarehouseError('query_timeout', `The statement ran longer than ${seconds} seconds and was stopped`));
+      reject(new WarehouseError('query_timeout', message ?? `The statement ran longer than ${seconds} seconds and was stopped`));
     }, seconds * 1000);
   });
   try {
@@ -110,6 +117,11 @@ export function failure(code: WarehouseErrorCode, error: unknown, fallback: stri
   if (error instanceof WarehouseError) return error;
   const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
   return new WarehouseError(code, message);
+}
+
+/** What a session that did not open within its bound reports (query_timeout, like a statement stopped at its limit). */
+export function openTimeoutMessage(seconds: number): string {
+  return `The warehouse did not complete sign-in and session setup within ${seconds} seconds`;
 }
 
 /** Column names and types of one table from the standard information schema (Postgres, Redshift, DuckDB). */
