@@ -299,6 +299,35 @@ describe('runs', () => {
     expect((await post(t, developer, `/experiments/${randomUUID()}/runs`, base)).json().detail.code).toBe('experiment_not_found');
   });
 
+  it('refuses window times that are not real calendar instants in years 1 to 9999, at the field, without the value', async () => {
+    const id = await connection();
+    const { assignment, purchase } = await validated(id);
+    const exp = await experiment(t, developer);
+    const base = { connection_id: id, assignment_source_id: assignment, metric_source_ids: [purchase], ...windowBody };
+    const cases: Array<[string, string]> = [
+      ['window_start', '2026-02-30T00:00:00Z'], // rolled over to 2026-03-02 before
+      ['window_start', '2025-02-29T00:00:00'], // not a leap year
+      ['window_start', '2026-04-31T12:00:00+02:00'],
+      ['window_end', '2026-01-01T24:00:00Z'],
+      ['window_end', '9999-12-31T23:59:59-14:00'], // year 10000 in UTC
+      ['window_start', '0001-01-01T00:00:00+01:00'], // year 0 in UTC
+    ];
+    for (const [field, value] of cases) {
+      for (const url of [`/experiments/${exp.id}/runs`, `/sources/${assignment}/preview`]) {
+        const body = url.endsWith('/preview') ? { ...windowBody, [field]: value } : { ...base, [field]: value };
+        const res = await post(t, developer, url, body);
+        expect(res.statusCode, `${url} ${field}=${value}`).toBe(422);
+        expect(res.json().detail).toEqual([{ type: 'datetime_parsing', loc: ['body', field], msg: 'Input should be a valid datetime' }]);
+        expect(res.body).not.toContain(value);
+      }
+    }
+    // The last real day of February in a leap year, and the edges of the range, are accepted.
+    const leap = await post(t, developer, `/sources/${assignment}/preview`, { window_start: '2024-02-29T00:00:00Z', window_end: '9999-12-31T23:59:59+14:00' });
+    expect(leap.statusCode, leap.body).toBe(202);
+    expect(leap.json()).toMatchObject({ window_start: '2024-02-29T00:00:00.000Z', window_end: '9999-12-31T09:59:59.000Z' });
+    await t.services.warehouse.drain();
+  });
+
   it('maps labels through variant_map, lists analyses newest first, and keeps results after the sources go', async () => {
     const id = await connection();
     const { assignment, purchase } = await validated(id);

@@ -6,12 +6,32 @@ import type { Window } from './plan.js';
 import type { SourceCreate } from './schemas.js';
 import type { WarehouseType } from './types.js';
 
-/** A window time as sent: without an offset it is read as UTC (spec "Analysis request"). */
+const WINDOW_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
+
+/**
+ * A window time as sent: without an offset it is read as UTC (spec "Analysis request"). `new Date` alone rolls
+ * impossible dates over (2026-02-30 became 2026-03-02) and reaches past year 9999 through the offset (a time that is
+ * no longer RFC 3339 and fails the run later), so the calendar is checked field by field and the instant must fall in
+ * years 1 to 9999 UTC. The refusal never repeats the value.
+ */
 export function parseWindowTime(text: string, loc: Loc): Date {
-  const withZone = /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
-  const date = new Date(withZone.replace(' ', 'T'));
-  if (Number.isNaN(date.getTime())) throw new Unprocessable({ type: 'datetime_parsing', loc, msg: 'Input should be a valid datetime' });
+  const invalid = () => new Unprocessable({ type: 'datetime_parsing', loc, msg: 'Input should be a valid datetime' });
+  const m = WINDOW_TIME.exec(text);
+  if (!m) throw invalid();
+  const [, y, mo, d, h, mi, sec = '00', fraction = '', zulu, sign, oh, om] = m;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, sec].map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = [31, isLeapYear(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  const offsetHours = sign ? Number(oh) : 0;
+  const offsetMinutes = sign ? Number(om) : 0;
+  if (day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) throw invalid();
+  const offset = zulu || !sign ? 'Z' : `${sign}${oh}:${om}`;
+  const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${sec}${fraction.slice(0, 4)}${offset}`);
+  if (Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) throw invalid();
   return date;
+}
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
 export function checkFields(specs: Record<string, FieldSpec>, values: Record<string, unknown>, loc: Loc): ValidationIssue[] {
