@@ -114,6 +114,26 @@ describe('warehouse analysis on PostgreSQL', () => {
     expect(res.json()).toMatchObject({ ok: false, error_code: 'admin_role_refused' });
   });
 
+  it('creates a saved superuser connection (create does not sign in) and refuses it at test and validation', async () => {
+    const created = await post(t, admin, '/connections', {
+      name: 'Superuser', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: target.username || 'postgres', password: 'x' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().status).toBe('active');
+    const id = created.json().id as string;
+    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'admin_role_refused' });
+    const source = await post(t, admin, '/sources', {
+      kind: 'assignment', connection_id: id, name: 'As superuser', table: `${SCHEMA}.exposures`,
+      columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
+    });
+    const validation = (await post(t, admin, `/sources/${source.json().id}/validate`)).json();
+    expect(validation.valid).toBe(false);
+    expect(validation.errors[0]).toMatch(/administrative role/);
+    // The OpenAPI description says when the refusal happens, rather than promising a 422 on create.
+    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    expect(doc.paths['/api/v1/warehouse/analysis/connections'].post.description).toMatch(/Creating does not sign in/);
+  });
+
   it('reports an unreachable server as a failed test, not an error', async () => {
     const res = await post(t, admin, '/connections/test', {
       warehouse_type: 'postgres', settings: { ...endpoint(), port: 1 }, credentials: { username: ROLE, password: 'wrong' },
