@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID, sign, verify } from 'node:crypto';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
@@ -140,6 +142,51 @@ describe('connections', () => {
     ]);
     const budget = await post(t, admin, '/connections', duckdb({ max_runs_per_day: 10, query_timeout_seconds: 60, worst_case_seconds_per_day: 6000 }));
     expect(budget.json().detail[0]).toMatchObject({ type: 'budget_exceeded', loc: ['body', 'worst_case_seconds_per_day'] });
+  });
+
+  it("names a DuckDB file as the connection gives it, never by the server's directory", async () => {
+    const missing = await post(t, admin, '/connections/test', { warehouse_type: 'duckdb', settings: { path: 'missing.duckdb' }, credentials: {} });
+    expect(missing.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+    expect(missing.json().message).toContain('"missing.duckdb"');
+    expect(missing.body).not.toContain(dir);
+
+    // A file that stops being a database after validation: the run's error_message names it as given too.
+    const file = `broken-${randomUUID().slice(0, 8)}.duckdb`;
+    copyFileSync(join(dir, 'shop.duckdb'), join(dir, file));
+    const created = await post(t, admin, '/connections', duckdb({ settings: { path: `./${file}` } }));
+    const { assignment } = await validated(created.json().id);
+    writeFileSync(join(dir, file), 'not a database '.repeat(1000));
+    const preview = await post(t, admin, `/sources/${assignment}/preview`, windowBody);
+    expect(preview.statusCode, preview.body).toBe(202);
+    await t.services.warehouse.drain();
+    const run = await get(t, admin, `/runs/${preview.json().id}`);
+    expect(run.json()).toMatchObject({ status: 'failed', error_code: 'connection_failed' });
+    expect(run.json().error_message).toContain(`"./${file}"`);
+    expect(run.body).not.toContain(dir);
+  });
+
+  it('cuts secret credential values out of a message a warehouse echoes them in', async () => {
+    // A ClickHouse stand-in whose error text repeats the password it was sent (drivers pass server text through).
+    const server = createServer((req, res) => {
+      const basic = Buffer.from(String(req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
+      const sent = String(req.headers['x-clickhouse-key'] ?? basic.slice(basic.indexOf(':') + 1));
+      res.writeHead(500, { 'X-ClickHouse-Exception-Code': '516' });
+      res.end(`Code: 516. DB::Exception: reader: Authentication failed: password ${sent} is incorrect. (AUTHENTICATION_FAILED)`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const password = `secret-${randomUUID()}`;
+      const res = await post(t, admin, '/connections/test', {
+        warehouse_type: 'clickhouse', settings: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` },
+        credentials: { username: 'reader', password },
+      });
+      expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+      expect(res.json().message).toContain('[redacted]');
+      expect(res.json().message).toContain('reader');
+      expect(res.body).not.toContain(password);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('never returns or audits credentials, and shows the worst case per day', async () => {

@@ -31,6 +31,9 @@ export const clickhouseDriver: Driver = {
       database: typeof settings.database === 'string' ? settings.database : undefined,
       request_timeout: options.connectTimeoutSeconds * 1000,
       clickhouse_settings: { session_timezone: 'UTC', readonly: '1' },
+      // The client logs failed requests with the server's text to stderr by default; the connector reports them
+      // itself, with secret credential values cut out, so its own log is off.
+      log: { level: api.ClickHouseLogLevel.OFF },
     });
     let inFlight: AbortController | undefined;
     async function query(text: string, params: Record<string, unknown>, timeoutSeconds: number, code: 'query_failed' | 'connection_failed' = 'query_failed') {

@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, WarehouseError, withTimeout, type Driver, type WarehouseErrorCode, type StatementResult, type WarehouseSession } from './types.js';
 
 const duckdb = lazyModule(() => import('@duckdb/node-api'));
 
@@ -42,6 +42,20 @@ async function release(file: string): Promise<void> {
   (await entry.instance).closeSync();
 }
 
+/**
+ * DuckDB's messages name the file by its absolute path (`Cannot open database "/srv/uplift/warehouse/shop.duckdb"`)
+ * and, for a lock held elsewhere, the program and process id holding it: server internals the caller has no use
+ * for. The file is named as the connection gives it, the directory by its setting, and the lock holder is dropped.
+ */
+export function publicDuckdbMessage(message: string, dir: string, file: string, shown: string): string {
+  const root = resolve(dir);
+  return message
+    .replaceAll(file, shown)
+    .replaceAll(root + sep, '')
+    .replaceAll(root, 'WAREHOUSE_DUCKDB_DIR')
+    .replace(/Conflicting lock is held in .*?\(PID \d+\)( by user [^.\s]+)?\.?/, 'Another process holds a lock on it.');
+}
+
 function bindValue(param: BoundParam): DuckDBValue {
   return param.value instanceof Date ? param.value.toISOString() : param.value;
 }
@@ -63,15 +77,20 @@ export const duckdbDriver: Driver = {
   async open(settings, _credentials, options): Promise<WarehouseSession> {
     const api = await duckdb();
     if (!api) throw failure('connector_unavailable', undefined, 'The DuckDB driver is not installed');
-    const file = duckdbFile(options.duckdbDir, String(settings.path));
+    const shown = String(settings.path);
+    const file = duckdbFile(options.duckdbDir, shown);
     if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
+    const fail = (code: WarehouseErrorCode, error: unknown, fallback: string) => {
+      const failed = failure(code, error, fallback);
+      return new WarehouseError(failed.code, publicDuckdbMessage(failed.message, options.duckdbDir, file, shown));
+    };
     let connection: DuckDBConnection;
     try {
       connection = await (await acquire(api, file)).connect();
       await connection.run("SET TimeZone = 'UTC'");
     } catch (error) {
       await release(file).catch(() => undefined);
-      throw failure('connection_failed', error, 'Could not open the DuckDB database file');
+      throw fail('connection_failed', error, 'Could not open the DuckDB database file');
     }
     const conn = connection;
     async function query(text: string, values: DuckDBValue[], timeoutSeconds: number) {
@@ -79,7 +98,7 @@ export const duckdbDriver: Driver = {
         const reader = await withTimeout(timeoutSeconds, conn.runAndReadAll(text, values), () => conn.interrupt());
         return plainRows(reader.getRowObjects());
       } catch (error) {
-        throw failure('query_failed', error, 'DuckDB refused the statement');
+        throw fail('query_failed', error, 'DuckDB refused the statement');
       }
     }
     return {

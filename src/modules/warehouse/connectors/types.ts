@@ -119,6 +119,25 @@ export function failure(code: WarehouseErrorCode, error: unknown, fallback: stri
   return new WarehouseError(code, message);
 }
 
+/** Credential fields that name who signs in rather than prove it: a message naming them helps the user. */
+const IDENTITY_FIELDS = new Set(['username', 'client_email']);
+
+/**
+ * A driver's message as the caller may see it: no secret credential value in it. Drivers are not known to echo
+ * passwords, tokens or keys, but their messages (and a server's error text) are passed through, so every secret value
+ * (and each line of a multi-line one, such as a PEM key) is cut out before a message reaches a response or a run.
+ */
+export function withoutCredentials(message: string, credentials: Credentials): string {
+  const secrets = Object.entries(credentials)
+    .filter(([field]) => !IDENTITY_FIELDS.has(field))
+    .flatMap(([, value]) => [value, ...value.split(/\r?\n/)])
+    .map((value) => value.trim())
+    // Very short values would cut ordinary words; they are not worth hiding from their own owner either.
+    .filter((value) => value.length >= 4)
+    .sort((a, b) => b.length - a.length);
+  return secrets.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), message);
+}
+
 /** What a session that did not open within its bound reports (query_timeout, like a statement stopped at its limit). */
 export function openTimeoutMessage(seconds: number): string {
   return `The warehouse did not complete sign-in and session setup within ${seconds} seconds`;
