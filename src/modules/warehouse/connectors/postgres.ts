@@ -64,9 +64,8 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     password: credentials.password,
     ssl: settings.ssl === true ? { rejectUnauthorized: true } : undefined,
     connectionTimeoutMillis: openMs,
-    // Sent with the startup message, so the server itself stops the setup statements below at the same bound; each
-    // statement of the session then sets its own.
-    statement_timeout: openMs,
+    // No statement_timeout in the startup message: connection poolers such as PgBouncer refuse startup parameters
+    // they do not know. The client-side bound below covers the setup statements; each statement then sets its own.
     application_name: 'uplift-warehouse',
   };
   const client = new pg.Client(config);
@@ -96,7 +95,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
   } catch (error) {
     // After a timeout the socket is already dropped; otherwise the server gets its goodbye.
     await client.end().catch(() => undefined);
-    // The server's own statement_timeout (57014) during setup is the same bound as the client's.
+    // A statement the server cancelled during setup (57014) counts as the same bound.
     if (signedIn && (error as { code?: string }).code === QUERY_CANCELED) {
       throw new WarehouseError('query_timeout', openTimeoutMessage(options.connectTimeoutSeconds));
     }
