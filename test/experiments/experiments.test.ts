@@ -257,7 +257,7 @@ describe('create', () => {
     expect((await create(dev, { targeting_rules: naming(active.json().id) })).targeting_rules).toEqual(naming(active.json().id));
   });
 
-  it('tells the segments module which live experiments name a segment', async () => {
+  it('tells the segments module which experiments name a segment, in any status', async () => {
     const rules = { logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: 'plan', operator: 'equals', value: 'pro' }] }] };
     const segment = (await call('POST', '/api/v1/segments', dev, { name: t.unique('seg'), rules })).json();
     const naming = {
@@ -272,9 +272,11 @@ describe('create', () => {
     const done = await create(dev, { targeting_rules: naming });
     await call('POST', `${BASE}/${done.id}/archive`, dev);
     await create(dev, { targeting_rules: mentioning });
-    expect(await t.services.experimentsReadModel.experimentsUsingSegment(segment.id)).toEqual([
+    expect(await t.services.experimentsReadModel.experimentsUsingSegment(segment.id)).toEqual(expect.arrayContaining([
       { id: live.id, key: live.key, name: live.name, status: 'draft' },
-    ]);
+      { id: done.id, key: done.key, name: done.name, status: 'archived' },
+    ]));
+    expect(await t.services.experimentsReadModel.experimentsUsingSegment(segment.id)).toHaveLength(2);
   });
 
   it('refuses a key that is taken', async () => {

@@ -24,7 +24,9 @@ const smtpEnv = (port: number) => ({
   SMTP_HOST: '127.0.0.1',
   SMTP_PORT: String(port),
   SMTP_CONNECTION_TIMEOUT_SECONDS: '1',
-  SMTP_SOCKET_TIMEOUT_SECONDS: '1',
+  // Longer than the greeting's bound, so a server that never greets is always reported as such (with both at 1 s the
+  // idle-socket timer could fire first on a busy machine).
+  SMTP_SOCKET_TIMEOUT_SECONDS: '2',
   SMTP_SEND_TIMEOUT_SECONDS: '3',
   NOTIFICATION_MAX_ATTEMPTS: '1',
   NOTIFICATION_RETRY_BASE_MS: '0',
