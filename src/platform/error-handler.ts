@@ -20,10 +20,13 @@ import { toValidationIssues } from './validation.js';
 export function routerErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') reply.code(414).send({ detail: PATH_PARAMETER_TOO_LONG });
   else if (error.code === 'FST_ERR_BAD_URL') reply.code(400).send({ detail: BAD_URL });
-  else {
-    request.log.error({ err: error }, 'router error');
-    reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
-  }
+  else internalError(error, request, reply);
+}
+
+/** Anything unexpected: logged with the request id, answered 500 with that id and never a stack. */
+function internalError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  request.log.error({ err: error, request_id: request.id }, 'unhandled error');
+  reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
 }
 
 /**
@@ -83,8 +86,7 @@ export function installErrorHandling(
       reply.code(503).header('Retry-After', String(UNAVAILABLE_RETRY_SECONDS)).send({ detail: SERVICE_UNAVAILABLE });
       return;
     }
-    request.log.error({ err: error, request_id: request.id }, 'unhandled error');
-    reply.code(500).send({ detail: INTERNAL_ERROR, request_id: request.id });
+    internalError(error, request, reply);
   });
 }
 

@@ -177,14 +177,12 @@ export function createUsersService(deps: UsersDeps) {
     },
 
     /**
-     * How other resources name an account (experiment owner_name): the full name, else the username unless it
-     * looks like an email address, else null. Never an email; null for a removed account.
+     * An account as other resources name their owner (experiment owner_name), or undefined once it is gone: the full
+     * name, else the username, each only when it holds no `@`, else null. Never an email.
      */
-    /** An account as a resource's owner: its display name, or undefined once the account is gone. */
     async owner(id: string): Promise<{ name: string | null } | undefined> {
       const row = await store.findUserById(db, id);
       if (!row) return undefined;
-      // Never an email (spec): a name or username holding an `@` may be one, so neither is shown then.
       if (row.fullName?.trim() && !row.fullName.includes('@')) return { name: row.fullName };
       return { name: row.username.includes('@') ? null : row.username };
     },

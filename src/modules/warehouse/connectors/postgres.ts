@@ -54,6 +54,11 @@ async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
   return rows[0]?.usesuper ?? false;
 }
 
+/** Drops a client's socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
+function dropSocket(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
 async function openSession(flavour: Flavour, settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession> {
   const openMs = options.connectTimeoutSeconds * 1000;
   const config: pg.ClientConfig = {
@@ -71,8 +76,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
   const client = new pg.Client(config);
   // A dropped connection must not crash the process; the statement in flight rejects on its own.
   client.on('error', () => undefined);
-  /** Drops the socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
-  const drop = () => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  const drop = () => dropSocket(client);
   let signedIn = false;
   try {
     // connectionTimeoutMillis only bounds the TCP and sign-in exchange: a server that signs in and then stalls would
@@ -108,7 +112,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     if (!pid) return;
     const canceller = new pg.Client(config);
     canceller.on('error', () => undefined);
-    const dropCanceller = () => (canceller as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    const dropCanceller = () => dropSocket(canceller);
     try {
       // Bounded too: shutdown waits for cancels, and a stalled server must not hold it.
       await withTimeout(options.connectTimeoutSeconds, (async () => {
