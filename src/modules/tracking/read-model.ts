@@ -185,27 +185,27 @@ export function assignmentContextValues(experimentId: string, variantIds: string
  *
  * A conflict belongs to a window when its event or the user's assignment falls in it: an event can come first (a
  * client that buckets by itself before the service assigns), and is then found when the assignment arrives, by one
- * probe of events_user_idx per new assignment (a LATERAL: a nested loop whatever the estimates). A window from the start needs no second part: every assignment and
- * event up to its end meet in the first. A later window reads its new assignments as assignmentsIn does (one index
- * range per variant of `variantIds`).
+ * probe of events_user_idx per new assignment (a LATERAL: a nested loop whatever the estimates). A window from the
+ * start needs no second part: every assignment and event up to its end meet in the first. A later window reads its
+ * new assignments as assignmentsIn does (one index range per variant of `variantIds`).
  */
 export function conflictingExposures(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
+  // Event e of this experiment names another variant than assignment a.
+  const disagrees = sql`e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id`;
   const byAssignment = w.after === null ? sql`` : sql`
       UNION ALL
       SELECT a.user_id, a.variant_id, x.seen
       FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
       CROSS JOIN LATERAL (
         SELECT min(e.created_at) AS seen FROM events e
-        WHERE e.user_id = a.user_id AND e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL
-          AND e.variant_id <> a.variant_id AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.upTo })}
+        WHERE e.user_id = a.user_id AND ${disagrees} AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.upTo })}
       ) x
       WHERE x.seen IS NOT NULL`;
   return sql`
     SELECT user_id, variant_id, min(seen) AS first_seen FROM (
       SELECT a.user_id, a.variant_id, e.created_at AS seen
       FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-      WHERE e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id
-        AND ${windowOn(sql`e.created_at`, w)}${byAssignment}
+      WHERE ${disagrees} AND ${windowOn(sql`e.created_at`, w)}${byAssignment}
     ) c
     GROUP BY user_id, variant_id`;
 }
