@@ -45,21 +45,9 @@ const MEMBERS_NOT_IN_RULESET = () => {
 /** At most this many id_list segments per flag are tried both ways (2^n evaluations); beyond it, `error`. */
 export const MAX_UNKNOWN_MEMBERSHIPS = 4;
 
-/** The id_list segments a flag's rules can reach, directly or through rules segments. */
-function idListsReached(rules: unknown, segments: Map<string, RulesetSegment>): string[] {
-  const found = new Set<string>();
-  const seen = new Set<string>();
-  const visit = (r: unknown) => {
-    for (const id of collectSegmentIds(r)) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const segment = segments.get(id);
-      if (segment?.kind === 'id_list') found.add(id);
-      else if (segment?.kind === 'rules') visit(segment.rules);
-    }
-  };
-  visit(rules);
-  return [...found];
+/** The id_list segments a flag's rules name (a segment's own rules name no segment), as the service finds them. */
+function idListsNamed(rules: unknown, segments: Map<string, RulesetSegment>): string[] {
+  return collectSegmentIds(rules).filter((id) => segments.get(id)?.kind === 'id_list');
 }
 
 const sameAnswer = (a: FlagEvaluation, b: FlagEvaluation) => a.enabled === b.enabled && a.reason === b.reason && a.rule === b.rule;
@@ -151,7 +139,7 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
   let liveIndex = 0;
   const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => {
     const flag = isLive(f) ? compiled.flags[liveIndex++] : compileFlag(definitions[i]);
-    return [f.key, decidedWithoutMembers(flag, idListsReached(f.targeting_rules, listed), segments)];
+    return [f.key, decidedWithoutMembers(flag, idListsNamed(f.targeting_rules, listed), segments)];
   }));
   const liveKeys = flags.filter(isLive).map((f) => f.key);
   const liveFlags = liveKeys.map((key) => byKey.get(key)!);
