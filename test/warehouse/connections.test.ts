@@ -119,6 +119,9 @@ describe('GET-modify-PUT', () => {
       expect(refused.json()).toEqual({ detail: [{ type: 'immutable', loc: ['body', field], msg: 'This field cannot change; send the stored value or leave it out' }] });
     }
     expect((await get(t, admin, `/connections/${id}`)).json().name).toBe('Renamed');
+    // DuckDB signs in with nothing: another file drops nothing and needs nothing new.
+    const otherFile = await put(t, admin, `/connections/${id}`, { settings: { path: 'other.duckdb' } });
+    expect(otherFile.json()).toMatchObject({ status: 'active', settings: { path: 'other.duckdb' } });
   });
 
   it('takes a source back as it was read, and refuses another kind or connection at its place', async () => {

@@ -100,9 +100,11 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
 
   /**
    * True when a setting that decides where or how the connection signs in differs (SettingSpec.endpoint). A key the
-   * driver does not know counts as one: only a setting declared harmless keeps the credentials.
+   * driver does not know counts as one: only a setting declared harmless keeps the credentials. A type that signs in
+   * with nothing (DuckDB) has nothing to drop.
    */
   function movesSignIn(driver: Driver, before: Record<string, unknown>, after: Record<string, unknown>): boolean {
+    if (Object.keys(driver.credentials).length === 0) return false;
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
     return [...keys].some((key) => (driver.settings[key]?.endpoint ?? true) && !isDeepStrictEqual(before[key], after[key]));
   }
