@@ -58,10 +58,17 @@ async function postgresIsAdmin(client: pg.Client): Promise<boolean> {
   return rows[0]?.is_admin ?? false;
 }
 
-/** Redshift keeps superusers in pg_user (its pg_roles lacks rolsuper). */
+/**
+ * Redshift keeps superusers in pg_user (its pg_roles lacks rolsuper) and grants of its administrative system roles
+ * (sys:superuser, sys:secadmin, sys:dba) in svv_user_grants. The role names are constants: Redshift binds no arrays.
+ */
 async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
-  const { rows } = await client.query<{ usesuper: boolean }>('SELECT usesuper FROM pg_user WHERE usename = current_user');
-  return rows[0]?.usesuper ?? false;
+  const { rows } = await client.query<{ is_admin: boolean }>(
+    `SELECT COALESCE((SELECT usesuper FROM pg_user WHERE usename = current_user), false)
+       OR EXISTS (SELECT 1 FROM svv_user_grants WHERE user_name = current_user
+                  AND role_name IN ('sys:superuser', 'sys:secadmin', 'sys:dba')) AS is_admin`,
+  );
+  return rows[0]?.is_admin ?? false;
 }
 
 /** Drops a client's socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
