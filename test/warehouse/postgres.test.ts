@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { TLSSocket } from 'node:tls';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -202,33 +204,43 @@ describe('warehouse analysis on PostgreSQL', () => {
 
 /**
  * A listener standing in for a server an administrator controls: it speaks just enough of the PostgreSQL protocol
- * to refuse TLS ('N') and then ask for the password in cleartext, and keeps every byte it is sent.
+ * to answer TLS (refusing it, 'N', or with a self-signed certificate when `tls` is given) and then ask for the
+ * password in cleartext, and keeps every byte it is sent (decrypted, under TLS).
  */
-async function passwordCatcher(): Promise<{ port: number; connections: number; received(): Buffer; close(): Promise<void> }> {
+async function passwordCatcher(tls?: { key: Buffer; cert: Buffer }): Promise<{ port: number; connections: number; received(): Buffer; close(): Promise<void> }> {
   const chunks: Buffer[] = [];
   const sockets = new Set<Socket>();
   const catcher = { port: 0, connections: 0, received: () => Buffer.concat(chunks), close: async () => undefined as void };
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    catcher.connections += 1;
+  const serve = (stream: Socket) => {
     let pending = Buffer.alloc(0);
     let startedUp = false;
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk: Buffer) => {
+    stream.on('error', () => undefined);
+    const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       pending = Buffer.concat([pending, chunk]);
       while (!startedUp && pending.length >= 8 && pending.length >= pending.readInt32BE(0)) {
         const length = pending.readInt32BE(0);
-        if (pending.readInt32BE(4) === 80877103) socket.write('N'); // SSLRequest: no TLS here
+        const isSslRequest = pending.readInt32BE(4) === 80877103;
+        pending = pending.subarray(length);
+        if (isSslRequest && tls) {
+          stream.off('data', onData);
+          stream.write('S', () => serve(new TLSSocket(stream, { isServer: true, ...tls })));
+          return;
+        }
+        if (isSslRequest) stream.write('N');
         else {
           startedUp = true;
-          // AuthenticationCleartextPassword
-          socket.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3]));
+          stream.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])); // AuthenticationCleartextPassword
         }
-        pending = pending.subarray(length);
       }
-      if (startedUp && pending.length > 0 && pending[0] === 0x70) socket.destroy(); // the password message
-    });
+      if (startedUp && pending.length > 0 && pending[0] === 0x70) stream.destroy(); // the password message
+    };
+    stream.on('data', onData);
+  };
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    catcher.connections += 1;
+    serve(socket);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   catcher.port = (server.address() as AddressInfo).port;
@@ -311,6 +323,22 @@ describe('stored credentials and TLS', () => {
       .toMatchObject({ ok: false, error_code: 'connection_failed' });
     expect((await post(t, admin, '/connections/test', { warehouse_type: 'postgres', settings: endpoint(), credentials: { username: ROLE, password: PASSWORD } })).json())
       .toMatchObject({ ok: true });
+  });
+
+  it('verifies the certificate: a server offering TLS with a certificate no authority signed never gets the password', async () => {
+    const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
+    const impostor = await passwordCatcher({ key: fixture('self-signed-test.key'), cert: fixture('self-signed-test.crt') });
+    try {
+      const res = await post(t, admin, '/connections/test', {
+        warehouse_type: 'postgres', settings: { host: '127.0.0.1', port: impostor.port, database: 'postgres' }, credentials: { username: ROLE, password: PASSWORD },
+      });
+      expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+      expect(res.json().message).toMatch(/certificate/i);
+      expect(impostor.connections).toBe(1);
+      expect(impostor.received().includes(PASSWORD)).toBe(false);
+    } finally {
+      await impostor.close();
+    }
   });
 });
 
