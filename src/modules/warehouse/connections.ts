@@ -259,13 +259,13 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
 
     async updateConnection(actor: Actor, id: string, body: ConnectionUpdate): Promise<ConnectionView> {
       const ring = keys();
-      const type = (await connectionOr404(id)).warehouseType as WarehouseType;
+      const current = await connectionOr404(id);
+      const type = current.warehouseType as WarehouseType;
       // Signing in to check the role happens before the transaction: a row lock (on PGlite, the whole database) must
       // not wait on a warehouse. The transaction then refuses if what was checked changed meanwhile.
       const signsIn = drivers[type].checksRoleOnSave && (body.settings !== undefined || body.credentials !== undefined);
-      let checked: WarehouseConnectionRow | undefined;
-      if (signsIn) {
-        checked = await connectionOr404(id);
+      const checked = signsIn ? current : undefined;
+      if (checked) {
         const { settings, credentials } = resolveUpdate(ring, checked, body);
         if (credentials) await refuseAdministrativeRole(type, settings, credentials);
       }
