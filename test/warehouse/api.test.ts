@@ -453,7 +453,7 @@ describe('key pairs', () => {
     expect(key.public_key).toMatch(/^-----BEGIN PUBLIC KEY-----/);
     expect(key.public_key_fingerprint).toMatch(/^SHA256:/);
     const [row] = await t.database.db.select().from(warehouseConnections).where(eq(warehouseConnections.id, created.id));
-    const sealed = createKeyring(config.credentialsKeys!).open(row.encryptedCredentials, created.id)!;
+    const sealed = createKeyring(config.credentialsKeys!).open(row.encryptedCredentials!, created.id)!;
     expect(sealed.username).toBe('uplift');
     const signature = sign('sha256', Buffer.from('proof'), sealed.private_key);
     expect(verify('sha256', Buffer.from('proof'), key.public_key, signature)).toBe(true);

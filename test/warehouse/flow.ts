@@ -9,6 +9,10 @@ export async function post(t: TestApp, user: TestUser, url: string, payload?: un
   return t.inject({ method: 'POST', url: `${W}${url}`, headers: user.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
 }
 
+export async function put(t: TestApp, user: TestUser, url: string, payload: unknown) {
+  return t.inject({ method: 'PUT', url: `${W}${url}`, headers: user.headers, payload: payload as object });
+}
+
 export async function get(t: TestApp, user: TestUser, url: string) {
   return t.inject({ method: 'GET', url: `${W}${url}`, headers: user.headers });
 }

@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { TLSSocket } from 'node:tls';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { analyseAndCheck, post } from './flow.js';
+import { analyseAndCheck, get, post, put } from './flow.js';
 import { seedData, sqlTime } from './seed.js';
 
 /**
@@ -15,6 +17,10 @@ const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.
 const target = new URL(ADMIN_URL);
 const suffix = randomUUID().replace(/-/g, '').slice(0, 12);
 const ROLE = `wh_reader_${suffix}`;
+/** A superuser whose name says nothing: only its attribute makes it administrative. */
+const SUPER = `wh_super_${suffix}`;
+/** A reader that is made superuser after its connection was saved. */
+const PROMOTED = `wh_promoted_${suffix}`;
 const SCHEMA = `wh_shop_${suffix}`;
 const PASSWORD = `pw-${randomUUID()}`;
 
@@ -23,7 +29,8 @@ let t: TestApp;
 let admin: TestUser;
 let owner: pg.Client;
 
-const endpoint = () => ({ host: target.hostname, port: Number(target.port || 5432), database: target.pathname.slice(1) });
+// The machine's PostgreSQL has no TLS: these connections say so (the default is TLS with a verified certificate).
+const endpoint = () => ({ host: target.hostname, port: Number(target.port || 5432), database: target.pathname.slice(1), ssl: false });
 
 beforeAll(async () => {
   owner = new pg.Client({ connectionString: ADMIN_URL });
@@ -33,23 +40,38 @@ beforeAll(async () => {
   await owner.query(`CREATE TABLE ${SCHEMA}.exposures (user_id text, variant text, ts timestamp, country text)`);
   await owner.query(`CREATE TABLE ${SCHEMA}.events (user_id text, ts timestamptz, amount numeric(10,2))`);
   const data = seedData();
-  for (const e of data.exposures) {
-    await owner.query(`INSERT INTO ${SCHEMA}.exposures VALUES ($1, $2, $3, $4)`, [e.user_id, e.variant, sqlTime(e.ts), e.country]);
-  }
-  for (const e of data.events) await owner.query(`INSERT INTO ${SCHEMA}.events VALUES ($1, $2, $3)`, [e.user_id, e.ts.toISOString(), e.amount]);
+  // Many rows a statement: one round trip per row kept a loaded machine past the hook's bound.
+  await insertRows(`${SCHEMA}.exposures`, data.exposures.map((e) => [e.user_id, e.variant, sqlTime(e.ts), e.country]));
+  await insertRows(`${SCHEMA}.events`, data.events.map((e) => [e.user_id, e.ts.toISOString(), e.amount]));
   // A table that takes two seconds to read, to meet the statement timeout.
   await owner.query(`CREATE VIEW ${SCHEMA}.slow_exposures AS SELECT e.* FROM ${SCHEMA}.exposures e, pg_sleep(2)`);
   await owner.query(`CREATE VIEW ${SCHEMA}.stuck_exposures AS SELECT e.* FROM ${SCHEMA}.exposures e, pg_sleep(120)`);
-  await owner.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${ROLE}`);
-  await owner.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO ${ROLE}`);
+  await owner.query(`CREATE ROLE ${SUPER} LOGIN PASSWORD '${PASSWORD}' SUPERUSER`);
+  await owner.query(`CREATE ROLE ${PROMOTED} LOGIN PASSWORD '${PASSWORD}' NOSUPERUSER`);
+  for (const reader of [ROLE, PROMOTED]) {
+    await owner.query(`GRANT USAGE ON SCHEMA ${SCHEMA} TO ${reader}`);
+    await owner.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${SCHEMA} TO ${reader}`);
+  }
   t = await testApp({ env: { WAREHOUSE_CREDENTIALS_KEYS: key } });
   admin = await t.user({ role: 'ADMIN' });
 });
 
+async function insertRows(table: string, rows: unknown[][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    const batch = rows.slice(i, i + 500);
+    const width = batch[0].length;
+    const values = batch.map((_, r) => `(${Array.from({ length: width }, (__, c) => `$${r * width + c + 1}`).join(', ')})`).join(', ');
+    await owner.query(`INSERT INTO ${table} VALUES ${values}`, batch.flat());
+  }
+}
+
 afterAll(async () => {
   await t?.close();
   await owner.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await owner.query(`DROP ROLE IF EXISTS ${ROLE}`);
+  for (const role of [ROLE, SUPER, PROMOTED]) {
+    await owner.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+    await owner.query(`DROP ROLE IF EXISTS ${role}`);
+  }
   await owner.end();
 });
 
@@ -106,32 +128,69 @@ describe('warehouse analysis on PostgreSQL', () => {
     expect(await read()).toMatchObject({ status: 'failed', error_code: 'interrupted' });
   });
 
-  it('refuses a superuser connection when testing it (spec rule 6)', async () => {
-    const res = await post(t, admin, '/connections/test', {
-      warehouse_type: 'postgres', settings: endpoint(), credentials: { username: target.username || 'postgres', password: 'x' },
+  const RULE_6 = {
+    type: 'admin_role_refused',
+    loc: ['body', 'credentials', 'username'],
+    msg: 'A connection whose role is a built-in administrative role of the warehouse is refused (warehouse rule 6); sign in with a role that has read access only',
+  };
+
+  it('refuses the built-in postgres role and any superuser at create and when testing (spec rule 6)', async () => {
+    const asPostgres = await post(t, admin, '/connections', {
+      name: 'As postgres', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: 'postgres', password: 'x' },
     });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ ok: false, error_code: 'admin_role_refused' });
+    expect(asPostgres.statusCode).toBe(422);
+    expect(asPostgres.json()).toEqual({ detail: [RULE_6] });
+    // A superuser of any name: create signs in and reads the role's attributes.
+    const asSuper = await post(t, admin, '/connections', {
+      name: 'As superuser', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: SUPER, password: PASSWORD },
+    });
+    expect(asSuper.statusCode).toBe(422);
+    expect(asSuper.json()).toEqual({ detail: [RULE_6] });
+    expect((await get(t, admin, '/connections')).json().map((c: { name: string }) => c.name)).not.toContain('As superuser');
+    const tested = await post(t, admin, '/connections/test', {
+      warehouse_type: 'postgres', settings: endpoint(), credentials: { username: SUPER, password: PASSWORD },
+    });
+    expect(tested.statusCode).toBe(200);
+    expect(tested.json()).toMatchObject({ ok: false, error_code: 'admin_role_refused', message: RULE_6.msg });
+    expect((await post(t, admin, '/connections/test', {
+      warehouse_type: 'postgres', settings: endpoint(), credentials: { username: 'postgres', password: 'x' },
+    })).json()).toEqual({ detail: [RULE_6] });
   });
 
-  it('creates a saved superuser connection (create does not sign in) and refuses it at test and validation', async () => {
+  it('refuses a superuser at update, and a role made superuser after saving at test, validation and before its run', async () => {
     const created = await post(t, admin, '/connections', {
-      name: 'Superuser', warehouse_type: 'postgres', settings: endpoint(), credentials: { username: target.username || 'postgres', password: 'x' },
+      name: 'Promoted later', warehouse_type: 'postgres', settings: { ...endpoint(), schema: SCHEMA }, credentials: { username: PROMOTED, password: PASSWORD },
     });
     expect(created.statusCode, created.body).toBe(201);
-    expect(created.json().status).toBe('active');
     const id = created.json().id as string;
-    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'admin_role_refused' });
+    const toSuper = await put(t, admin, `/connections/${id}`, { credentials: { username: SUPER, password: PASSWORD } });
+    expect(toSuper.statusCode).toBe(422);
+    expect(toSuper.json()).toEqual({ detail: [RULE_6] });
     const source = await post(t, admin, '/sources', {
-      kind: 'assignment', connection_id: id, name: 'As superuser', table: `${SCHEMA}.exposures`,
+      kind: 'assignment', connection_id: id, name: 'Exposures', table: `${SCHEMA}.exposures`,
       columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
     });
-    const validation = (await post(t, admin, `/sources/${source.json().id}/validate`)).json();
-    expect(validation.valid).toBe(false);
-    expect(validation.errors[0]).toMatch(/administrative role/);
-    // The OpenAPI description says when the refusal happens, rather than promising a 422 on create.
-    const doc = (await t.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-    expect(doc.paths['/api/v1/warehouse/analysis/connections'].post.description).toMatch(/Creating does not sign in/);
+    const sourceId = source.json().id as string;
+    expect((await post(t, admin, `/sources/${sourceId}/validate`)).json()).toEqual({ valid: true, errors: [] });
+
+    await owner.query(`ALTER ROLE ${PROMOTED} SUPERUSER`);
+    try {
+      expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'admin_role_refused' });
+      // A change that keeps the stored credentials signs in with them again.
+      const renamed = await put(t, admin, `/connections/${id}`, { settings: { ...endpoint(), schema: 'public' } });
+      expect(renamed.statusCode).toBe(422);
+      expect(renamed.json()).toEqual({ detail: [RULE_6] });
+      // Validated while it was a reader: the run signs in first and stops before any statement is sent.
+      const preview = await post(t, admin, `/sources/${sourceId}/preview`, { window_start: '2026-03-01T00:00:00Z', window_end: '2026-03-15T00:00:00Z' });
+      expect(preview.statusCode, preview.body).toBe(202);
+      await t.services.warehouse.drain();
+      const run = (await get(t, admin, `/runs/${preview.json().id}`)).json();
+      expect(run).toMatchObject({ status: 'failed', error_code: 'admin_role_refused', error_message: RULE_6.msg, preview: null, sql: [] });
+      const validation = (await post(t, admin, `/sources/${sourceId}/validate`)).json();
+      expect(validation).toEqual({ valid: false, errors: [RULE_6.msg] });
+    } finally {
+      await owner.query(`ALTER ROLE ${PROMOTED} NOSUPERUSER`);
+    }
   });
 
   it('reports an unreachable server as a failed test, not an error', async () => {
@@ -140,6 +199,146 @@ describe('warehouse analysis on PostgreSQL', () => {
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+  });
+});
+
+/**
+ * A listener standing in for a server an administrator controls: it speaks just enough of the PostgreSQL protocol
+ * to answer TLS (refusing it, 'N', or with a self-signed certificate when `tls` is given) and then ask for the
+ * password in cleartext, and keeps every byte it is sent (decrypted, under TLS).
+ */
+async function passwordCatcher(tls?: { key: Buffer; cert: Buffer }): Promise<{ port: number; connections: number; received(): Buffer; close(): Promise<void> }> {
+  const chunks: Buffer[] = [];
+  const sockets = new Set<Socket>();
+  const catcher = { port: 0, connections: 0, received: () => Buffer.concat(chunks), close: async () => undefined as void };
+  const serve = (stream: Socket) => {
+    let pending = Buffer.alloc(0);
+    let startedUp = false;
+    stream.on('error', () => undefined);
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      while (!startedUp && pending.length >= 8 && pending.length >= pending.readInt32BE(0)) {
+        const length = pending.readInt32BE(0);
+        const isSslRequest = pending.readInt32BE(4) === 80877103;
+        pending = pending.subarray(length);
+        if (isSslRequest && tls) {
+          stream.off('data', onData);
+          stream.write('S', () => serve(new TLSSocket(stream, { isServer: true, ...tls })));
+          return;
+        }
+        if (isSslRequest) stream.write('N');
+        else {
+          startedUp = true;
+          stream.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])); // AuthenticationCleartextPassword
+        }
+      }
+      if (startedUp && pending.length > 0 && pending[0] === 0x70) stream.destroy(); // the password message
+    };
+    stream.on('data', onData);
+  };
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    catcher.connections += 1;
+    serve(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  catcher.port = (server.address() as AddressInfo).port;
+  catcher.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return catcher;
+}
+
+describe('stored credentials and TLS', () => {
+  let catcher: Awaited<ReturnType<typeof passwordCatcher>>;
+  beforeAll(async () => {
+    catcher = await passwordCatcher();
+  });
+  afterAll(() => catcher?.close());
+
+  const elsewhere = () => ({ host: '127.0.0.1', port: catcher.port, database: 'postgres', ssl: false });
+
+  it('drops the stored password when the settings point elsewhere: it never reaches the new server', async () => {
+    const created = await post(t, admin, '/connections', {
+      name: 'Moved', warehouse_type: 'postgres', settings: { ...endpoint(), schema: SCHEMA }, credentials: { username: ROLE, password: PASSWORD },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as string;
+    // A setting that does not say where or how to sign in keeps them.
+    const schemaOnly = await put(t, admin, `/connections/${id}`, { settings: endpoint() });
+    expect(schemaOnly.json().status).toBe('active');
+    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: true });
+
+    const moved = await put(t, admin, `/connections/${id}`, { settings: elsewhere() });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json()).toMatchObject({ status: 'needs_new_credentials', settings: elsewhere() });
+    expect((await get(t, admin, `/connections/${id}`)).json().status).toBe('needs_new_credentials');
+    const tested = await post(t, admin, `/connections/${id}/test`);
+    expect(tested.statusCode).toBe(409);
+    expect(tested.json()).toEqual({ detail: {
+      code: 'credentials_required',
+      message: "The connection's settings changed where or how it signs in, so its stored credentials were dropped; send new credentials",
+    } });
+    // Pointing it back does not bring them back.
+    const back = await put(t, admin, `/connections/${id}`, { settings: endpoint() });
+    expect(back.json().status).toBe('needs_new_credentials');
+    expect(catcher.connections).toBe(0);
+
+    // New credentials in the same request: the connection is usable again, and they (only they) go to the new place.
+    const other = `other-${randomUUID()}`;
+    const replaced = await put(t, admin, `/connections/${id}`, { settings: elsewhere(), credentials: { username: ROLE, password: other } });
+    expect(replaced.json().status).toBe('active');
+    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+    expect(catcher.received().includes(other)).toBe(true);
+    expect(catcher.received().includes(PASSWORD)).toBe(false);
+  });
+
+  it('drops them when only ssl changes, so a password never goes out unencrypted on its own', async () => {
+    const created = await post(t, admin, '/connections', {
+      name: 'TLS off later', warehouse_type: 'postgres', settings: { ...endpoint(), ssl: true }, credentials: { username: ROLE, password: PASSWORD },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const plain = await put(t, admin, `/connections/${created.json().id}`, { settings: endpoint() });
+    expect(plain.json()).toMatchObject({ status: 'needs_new_credentials', settings: { ssl: false } });
+  });
+
+  it('connects with TLS by default: a server that refuses TLS fails clearly and never gets the password', async () => {
+    const before = catcher.connections;
+    const { ssl: _, ...noSsl } = elsewhere();
+    const refused = await post(t, admin, '/connections/test', {
+      warehouse_type: 'postgres', settings: noSsl, credentials: { username: ROLE, password: PASSWORD },
+    });
+    expect(refused.json()).toMatchObject({
+      ok: false,
+      error_code: 'connection_failed',
+      message: 'The server does not accept TLS. Set ssl to false only if the network to it is trusted: the password is then sent unencrypted',
+    });
+    expect(catcher.connections).toBe(before + 1);
+    expect(catcher.received().includes(PASSWORD)).toBe(false);
+    // The machine's PostgreSQL has no TLS either; with ssl: false it signs in.
+    const { ssl: __, ...local } = endpoint();
+    expect((await post(t, admin, '/connections/test', { warehouse_type: 'postgres', settings: local, credentials: { username: ROLE, password: PASSWORD } })).json())
+      .toMatchObject({ ok: false, error_code: 'connection_failed' });
+    expect((await post(t, admin, '/connections/test', { warehouse_type: 'postgres', settings: endpoint(), credentials: { username: ROLE, password: PASSWORD } })).json())
+      .toMatchObject({ ok: true });
+  });
+
+  it('verifies the certificate: a server offering TLS with a certificate no authority signed never gets the password', async () => {
+    const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
+    const impostor = await passwordCatcher({ key: fixture('self-signed-test.key'), cert: fixture('self-signed-test.crt') });
+    try {
+      const res = await post(t, admin, '/connections/test', {
+        warehouse_type: 'postgres', settings: { host: '127.0.0.1', port: impostor.port, database: 'postgres' }, credentials: { username: ROLE, password: PASSWORD },
+      });
+      expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+      expect(res.json().message).toMatch(/certificate/i);
+      expect(impostor.connections).toBe(1);
+      expect(impostor.received().includes(PASSWORD)).toBe(false);
+    } finally {
+      await impostor.close();
+    }
   });
 });
 

@@ -1,14 +1,15 @@
 import { bigint, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { users } from './users.js';
 
-/** Warehouse analysis (full profile, beta): connections, sources and the durable run queue. Migration 0011. */
+/** Warehouse analysis (full profile, beta): connections, sources and the durable run queue. Migrations 0011, 0020. */
 
 export const warehouseConnections = pgTable('warehouse_connections', {
   id: uuid().primaryKey(),
   name: text().notNull(),
   warehouseType: text().notNull(),
   settings: jsonb().$type<Record<string, unknown>>().notNull(),
-  encryptedCredentials: text().notNull(),
+  /** null: dropped when the settings changed where or how the connection signs in (migration 0020). */
+  encryptedCredentials: text(),
   queryTimeoutSeconds: integer().notNull(),
   maxRunsPerDay: integer().notNull(),
   bytesLimit: bigint({ mode: 'number' }),

@@ -9,7 +9,7 @@ import type { AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import { WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
 import type { Keyring } from './credentials.js';
-import { CONNECTION_NOT_FOUND, credentialsUnavailable, credentialsUndecryptable, warehouseBusy } from './errors.js';
+import { CONNECTION_NOT_FOUND, credentialsRequired, credentialsUnavailable, credentialsUndecryptable, warehouseBusy } from './errors.js';
 import type { JobGate } from './runs.js';
 import * as store from './store.js';
 import type { WarehouseType } from './types.js';
@@ -54,11 +54,13 @@ export function createWarehouseAccess(ctx: WarehouseContext) {
     return keyring;
   }
 
+  /** undefined when they were dropped or no configured key opens them. */
   function openCredentials(row: WarehouseConnectionRow): Credentials | undefined {
-    return keys().open(row.encryptedCredentials, row.id);
+    return row.encryptedCredentials === null ? undefined : keys().open(row.encryptedCredentials, row.id);
   }
 
   async function connectionCredentials(row: WarehouseConnectionRow): Promise<Credentials> {
+    if (row.encryptedCredentials === null) throw credentialsRequired();
     const credentials = openCredentials(row);
     if (!credentials) throw credentialsUndecryptable();
     return credentials;

@@ -1,5 +1,6 @@
 /** Warehouse connections: their settings, limits and sealed credentials, connection tests and key pairs. */
 import { createHash, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
 import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
@@ -13,9 +14,9 @@ import {
 } from './access.js';
 import { checkFields } from './checks.js';
 import { duckdbFile } from './connectors/duckdb.js';
-import { SNOWFLAKE_ADMIN_ROLES } from './connectors/snowflake.js';
-import { WarehouseError, withoutCredentials, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
-import { conflict, credentialsUndecryptable } from './errors.js';
+import { ADMIN_ROLE_REFUSED, WarehouseError, withoutCredentials, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import type { Keyring } from './credentials.js';
+import { cannotChange, conflict, credentialsRequired, credentialsUndecryptable } from './errors.js';
 import { isIdentifier } from './identifiers.js';
 import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
 import * as store from './store.js';
@@ -71,10 +72,86 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
     if (driver.type === 'duckdb' && typeof settings.path === 'string' && !duckdbFile(config.duckdbDir, settings.path)) {
       issues.push({ type: 'path_outside_directory', loc: ['body', 'settings', 'path'], msg: 'The database file must be inside the DuckDB directory (WAREHOUSE_DUCKDB_DIR)' });
     }
-    if (driver.type === 'snowflake' && typeof settings.role === 'string' && SNOWFLAKE_ADMIN_ROLES.includes(settings.role.toUpperCase())) {
-      issues.push({ type: 'admin_role_refused', loc: ['body', 'settings', 'role'], msg: 'A built-in administrative role is refused; use a role with read access only' });
-    }
+    const admin = driver.adminField?.(settings, credentials ?? {});
+    if (admin) issues.push({ type: 'admin_role_refused', loc: ['body', ...admin], msg: ADMIN_ROLE_REFUSED });
     if (issues.length) throw new Unprocessable(issues);
+  }
+
+  /**
+   * Spec rule 6 where the role's attributes decide (driver.checksRoleOnSave): signs in with what is about to be saved
+   * and refuses an administrative role (422). A sign-in that fails otherwise (unreachable, wrong password) does not
+   * stop the save: the test, validation and every run sign in and check again.
+   */
+  async function refuseAdministrativeRole(type: WarehouseType, settings: Record<string, unknown>, credentials: Credentials): Promise<void> {
+    if (!drivers[type].checksRoleOnSave) return;
+    const refused = await withJob(async () => {
+      let session: WarehouseSession | undefined;
+      try {
+        session = await openSession(type, settings, credentials, config.checkSeconds);
+        return false;
+      } catch (error) {
+        return error instanceof WarehouseError && error.code === 'admin_role_refused';
+      } finally {
+        await session?.close().catch(() => undefined);
+      }
+    });
+    if (refused) throw new Unprocessable({ type: 'admin_role_refused', loc: ['body', 'credentials', 'username'], msg: ADMIN_ROLE_REFUSED });
+  }
+
+  /**
+   * True when a setting that decides where or how the connection signs in differs (SettingSpec.endpoint). A key the
+   * driver does not know counts as one: only a setting declared harmless keeps the credentials. A type that signs in
+   * with nothing (DuckDB) has nothing to drop.
+   */
+  function movesSignIn(driver: Driver, before: Record<string, unknown>, after: Record<string, unknown>): boolean {
+    if (Object.keys(driver.credentials).length === 0) return false;
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    return [...keys].some((key) => (driver.settings[key]?.endpoint ?? true) && !isDeepStrictEqual(before[key], after[key]));
+  }
+
+  /**
+   * A PUT may repeat what a GET returned (GET-modify-PUT): a field that cannot change is accepted when it equals the
+   * stored value and refused at its place otherwise; status and updated_at are the server's and are ignored.
+   */
+  function checkUnchanged(row: WarehouseConnectionRow, body: ConnectionUpdate): void {
+    const issues: ValidationIssue[] = [];
+    if (body.id !== undefined && body.id !== row.id) issues.push(cannotChange('id'));
+    if (body.warehouse_type !== undefined && body.warehouse_type !== row.warehouseType) issues.push(cannotChange('warehouse_type'));
+    if (body.created_at !== undefined && new Date(body.created_at).getTime() !== row.createdAt.getTime()) issues.push(cannotChange('created_at'));
+    if (issues.length) throw new Unprocessable(issues);
+  }
+
+  /**
+   * The limit fields as a PUT means them. A GET shows bytes_limit null where the warehouse does not bill by bytes and
+   * the current worst cases under the worst_case_* names; sent back unchanged they change nothing (they are not a
+   * new budget), so a GET-modify-PUT that raises a limit is not refused by its own echo.
+   */
+  function limitsOf(row: WarehouseConnectionRow, body: ConnectionUpdate): LimitFields {
+    const shown = toConnectionView(row);
+    const sent = <T>(value: T | null | undefined, echo: T | null): T | undefined => (value === null || value === echo ? undefined : value);
+    return {
+      query_timeout_seconds: body.query_timeout_seconds,
+      max_runs_per_day: body.max_runs_per_day,
+      bytes_limit: body.bytes_limit === null && shown.bytes_limit === null ? undefined : (body.bytes_limit ?? undefined),
+      worst_case_bytes_per_day: sent(body.worst_case_bytes_per_day, shown.worst_case_bytes_per_day),
+      worst_case_seconds_per_day: sent(body.worst_case_seconds_per_day, shown.worst_case_seconds_per_day),
+    };
+  }
+
+  /** What a PUT makes of a connection: its settings, limits and sealed credentials (null: dropped). */
+  function resolveUpdate(ring: Keyring, row: WarehouseConnectionRow, body: ConnectionUpdate) {
+    const driver = drivers[row.warehouseType as WarehouseType];
+    checkUnchanged(row, body);
+    const settings = body.settings ?? row.settings;
+    checkConnectionInput(driver, settings, body.credentials);
+    const limitFields = limitsOf(row, body);
+    const limits = resolveLimits(driver, limitFields, row);
+    // New credentials replace the old. A change of where or how it signs in drops the old (the new place must not
+    // receive them); otherwise they are re-sealed with the newest key when any key opens them.
+    const moved = movesSignIn(driver, row.settings, settings);
+    const credentials = body.credentials ?? (moved ? undefined : openCredentials(row));
+    const sealed = credentials ? ring.seal(credentials, row.id) : moved ? null : row.encryptedCredentials;
+    return { settings, limits, limitFields, credentials, sealed, dropped: moved && !body.credentials && row.encryptedCredentials !== null };
   }
 
   type LimitFields = Pick<ConnectionCreate, 'query_timeout_seconds' | 'max_runs_per_day' | 'bytes_limit' | 'worst_case_bytes_per_day' | 'worst_case_seconds_per_day'>;
@@ -158,6 +235,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
       const driver = await availableDriver(body.warehouse_type);
       checkConnectionInput(driver, body.settings, body.credentials);
       const limits = resolveLimits(driver, body);
+      await refuseAdministrativeRole(body.warehouse_type, body.settings, body.credentials);
       return db.transaction(async (tx) => {
         const id = randomUUID();
         const now = clock.now();
@@ -181,21 +259,29 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
 
     async updateConnection(actor: Actor, id: string, body: ConnectionUpdate): Promise<ConnectionView> {
       const ring = keys();
+      const current = await connectionOr404(id);
+      const type = current.warehouseType as WarehouseType;
+      // Signing in to check the role happens before the transaction: a row lock (on PGlite, the whole database) must
+      // not wait on a warehouse. The transaction then refuses if what was checked changed meanwhile.
+      const signsIn = drivers[type].checksRoleOnSave && (body.settings !== undefined || body.credentials !== undefined);
+      const checked = signsIn ? current : undefined;
+      if (checked) {
+        const { settings, credentials } = resolveUpdate(ring, checked, body);
+        if (credentials) await refuseAdministrativeRole(type, settings, credentials);
+      }
       return db.transaction(async (tx) => {
         const row = await connectionOr404(id, true, tx);
-        const driver = drivers[row.warehouseType as WarehouseType];
-        const settings = body.settings ?? row.settings;
-        checkConnectionInput(driver, settings, body.credentials);
-        const limits = resolveLimits(driver, body, row);
-        // New credentials replace the old; otherwise the old are re-sealed with the newest key when any key opens them.
-        const credentials = body.credentials ?? ring.open(row.encryptedCredentials, id);
+        if (checked && (row.encryptedCredentials !== checked.encryptedCredentials || !isDeepStrictEqual(row.settings, checked.settings))) {
+          throw conflict('connection_changed', 'The connection changed while this change was being checked; read it again and retry');
+        }
+        const { settings, limits, limitFields, sealed, dropped } = resolveUpdate(ring, row, body);
         const updated = await store.updateConnection(tx, id, {
           name: body.name ?? row.name,
           settings,
-          encryptedCredentials: credentials ? ring.seal(credentials, id) : row.encryptedCredentials,
+          encryptedCredentials: sealed,
           ...limits,
-          worstCaseBytesPerDay: body.worst_case_bytes_per_day ?? row.worstCaseBytesPerDay,
-          worstCaseSecondsPerDay: body.worst_case_seconds_per_day ?? row.worstCaseSecondsPerDay,
+          worstCaseBytesPerDay: limitFields.worst_case_bytes_per_day ?? row.worstCaseBytesPerDay,
+          worstCaseSecondsPerDay: limitFields.worst_case_seconds_per_day ?? row.worstCaseSecondsPerDay,
           updatedAt: clock.now(),
         });
         await audit.record(tx, actor, {
@@ -204,7 +290,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
           entityId: id,
           before: describeConnection(row),
           after: describeConnection(updated),
-          details: { credentials_replaced: body.credentials !== undefined },
+          details: { credentials_replaced: body.credentials !== undefined, credentials_dropped: dropped },
         });
         return toConnectionView(updated);
       });
@@ -228,6 +314,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
       return testConnection(row.warehouseType as WarehouseType, row.settings, credentials);
     },
 
+    /** `name` (which a create body carries) is accepted and ignored: nothing is stored. */
     async testUnsaved(body: ConnectionTestBody): Promise<ConnectionTestResult> {
       keys();
       const driver = await availableDriver(body.warehouse_type);
@@ -243,6 +330,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
         if (!drivers[row.warehouseType as WarehouseType].keyPair) {
           throw new Unprocessable({ type: 'key_pair_not_supported', loc: ['path', 'connection_id'], msg: 'This warehouse type does not sign in with a generated key pair' });
         }
+        if (row.encryptedCredentials === null) throw credentialsRequired();
         const current = ring.open(row.encryptedCredentials, id);
         if (!current) throw credentialsUndecryptable();
         const { publicKey, privateKey } = generateKeyPairSync('rsa', {

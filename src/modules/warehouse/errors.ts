@@ -18,6 +18,13 @@ export const credentialsUnavailable = () =>
   });
 export const credentialsUndecryptable = () =>
   conflict('credentials_undecryptable', "The connection's stored credentials cannot be decrypted with the configured keys; send new credentials");
+/** A GET-modify-PUT repeats fields that cannot change: accepted when equal, refused at their place otherwise. */
+export const cannotChange = (field: string) => ({ type: 'immutable', loc: ['body', field], msg: 'This field cannot change; send the stored value or leave it out' });
+
+/** What a connection whose credentials were dropped (its settings changed where or how it signs in) answers. */
+export const CREDENTIALS_REQUIRED_MESSAGE =
+  "The connection's settings changed where or how it signs in, so its stored credentials were dropped; send new credentials";
+export const credentialsRequired = () => conflict('credentials_required', CREDENTIALS_REQUIRED_MESSAGE);
 export const warehouseBusy = () =>
   new DomainError(
     429,

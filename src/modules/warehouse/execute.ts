@@ -4,6 +4,7 @@ import { type WarehouseAccess, type WarehouseContext } from './access.js';
 import { metricResult, sampleRatioCheck, type LabelAggregate } from './analysis.js';
 import { WarehouseError, withoutCredentials, type Credentials, type WarehouseSession } from './connectors/types.js';
 import { DIALECTS } from './dialects/index.js';
+import { CREDENTIALS_REQUIRED_MESSAGE } from './errors.js';
 import { parseTable } from './identifiers.js';
 import {
   diagnosticsStatement,
@@ -66,6 +67,7 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
     try {
       const connection = await store.findConnection(db, run.connectionId);
       if (!connection) throw new RunFailure('connection_missing', 'The connection was deleted before the run started');
+      if (connection.encryptedCredentials === null) throw new RunFailure('credentials_required', CREDENTIALS_REQUIRED_MESSAGE);
       credentials = ctx.keyring?.open(connection.encryptedCredentials, connection.id);
       if (!credentials) throw new RunFailure('credentials_undecryptable', "The connection's credentials cannot be decrypted with the configured keys");
       const type = connection.warehouseType as WarehouseType;

@@ -44,8 +44,29 @@ export const ConnectionCreate = Type.Object(
 );
 export type ConnectionCreate = Static<typeof ConnectionCreate>;
 
+/**
+ * What a GET returns may be sent back (GET-modify-PUT): fields that cannot change are accepted when they equal the
+ * stored value, the server's own state (status, updated_at, validation) is ignored.
+ */
+const ReadBack = {
+  id: Type.Optional(Uuid({ description: 'Cannot change: accepted when it is the stored value' })),
+  created_at: Type.Optional(DateTime({ description: 'Cannot change: accepted when it is the stored value' })),
+  updated_at: Type.Optional(DateTime({ description: 'Set by the server; ignored' })),
+};
+
 export const ConnectionUpdate = Type.Object(
-  { name: Type.Optional(Name), settings: Type.Optional(JsonObject()), credentials: Type.Optional(Credentials), ...Limits },
+  {
+    name: Type.Optional(Name),
+    settings: Type.Optional(JsonObject({ description: 'A change of where or how to sign in (host, port, url, account, database, ssl...) drops the stored credentials unless credentials are sent too' })),
+    credentials: Type.Optional(Credentials),
+    ...Limits,
+    bytes_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'Warehouses billing by bytes only (null as a GET shows it elsewhere); default and maximum WAREHOUSE_MAX_BYTES_PER_QUERY' }))),
+    worst_case_bytes_per_day: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'A daily budget; the value a GET shows (the current worst case) or null changes nothing' }))),
+    worst_case_seconds_per_day: Type.Optional(Type.Integer({ minimum: 1, description: 'A daily budget; the value a GET shows (the current worst case) changes nothing' })),
+    warehouse_type: Type.Optional(StringEnum(WAREHOUSE_TYPES, { description: 'Cannot change: accepted when it is the stored value' })),
+    status: Type.Optional(StringEnum(['active', 'needs_new_credentials'], { description: 'Set by the server; ignored' })),
+    ...ReadBack,
+  },
   { additionalProperties: false, examples: [
     { credentials: { username: 'uplift_reader', password: 'rotated-secret' } },
     { name: 'Analytics replica (EU)', query_timeout_seconds: 600, max_runs_per_day: 10 },
@@ -54,7 +75,12 @@ export const ConnectionUpdate = Type.Object(
 export type ConnectionUpdate = Static<typeof ConnectionUpdate>;
 
 export const ConnectionTestBody = Type.Object(
-  { warehouse_type: StringEnum(WAREHOUSE_TYPES), settings: JsonObject(), credentials: Credentials },
+  {
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'Accepted so a create body can be tested as it is; ignored, nothing is stored' })),
+    warehouse_type: StringEnum(WAREHOUSE_TYPES),
+    settings: JsonObject(),
+    credentials: Credentials,
+  },
   { additionalProperties: false, examples: [
     {
       warehouse_type: 'postgres',
@@ -155,10 +181,15 @@ export const SourceUpdate = Type.Object(
     name: Type.Optional(SourceFields.name),
     table: Type.Optional(SourceFields.table),
     columns: Type.Optional(SourceColumns),
-    metric_type: SourceFields.metric_type,
+    metric_type: Type.Optional(Nullable(StringEnum(['proportion', 'mean'], { description: 'null as a GET shows it for an assignment source' }))),
     conversion_window_hours: SourceFields.conversion_window_hours,
     filters: SourceFields.filters,
     cap_value: SourceFields.cap_value,
+    kind: Type.Optional(StringEnum(['assignment', 'metric'], { description: 'Cannot change: accepted when it is the stored value' })),
+    connection_id: Type.Optional(Uuid({ description: 'Cannot change: accepted when it is the stored value' })),
+    validated_at: Type.Optional(Nullable(DateTime({ description: 'Set by the server; ignored (any edit clears validation)' }))),
+    validation_errors: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 100, description: 'Set by the server; ignored' })),
+    ...ReadBack,
   },
   { additionalProperties: false, examples: [
     { conversion_window_hours: 72, cap_value: 250 },

@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { WarehouseSourceRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
-import { Unprocessable } from '../../platform/errors.js';
+import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import { EDITORS, READERS, remainingSeconds, type WarehouseAccess, type WarehouseContext } from './access.js';
 import { checkSource, type SourceFields } from './checks.js';
 import { WarehouseError, withoutCredentials, type WarehouseSession } from './connectors/types.js';
-import { requireRole, SOURCE_NOT_FOUND } from './errors.js';
+import { cannotChange, requireRole, SOURCE_NOT_FOUND } from './errors.js';
 import { parseTable } from './identifiers.js';
 import type { SourceCreate, SourceUpdate, SourceView } from './schemas.js';
 import * as store from './store.js';
@@ -26,6 +26,23 @@ export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
   /** Spec "Authentication": metric sources are open to analysts (except delete); assignment sources are not. */
   function requireSourceRole(actor: Actor, kind: 'assignment' | 'metric', action: 'edit' | 'delete'): void {
     requireRole(actor, kind === 'metric' && action === 'edit' ? READERS : EDITORS);
+  }
+
+  /**
+   * A PUT may repeat what a GET returned (GET-modify-PUT): a field that cannot change is accepted when it equals the
+   * stored value and refused at its place otherwise; validation state and updated_at are the server's and ignored.
+   */
+  function checkUnchanged(row: WarehouseSourceRow, body: SourceUpdate): void {
+    const issues: ValidationIssue[] = [];
+    if (body.id !== undefined && body.id !== row.id) issues.push(cannotChange('id'));
+    if (body.kind !== undefined && body.kind !== row.kind) issues.push(cannotChange('kind'));
+    if (body.connection_id !== undefined && body.connection_id !== row.connectionId) issues.push(cannotChange('connection_id'));
+    if (body.created_at !== undefined && new Date(body.created_at).getTime() !== row.createdAt.getTime()) issues.push(cannotChange('created_at'));
+    // null is how a GET shows an assignment source's metric_type; a metric source always has one.
+    if (body.metric_type === null && row.kind === 'metric') {
+      issues.push({ type: 'enum', loc: ['body', 'metric_type'], msg: "Input should be 'proportion' or 'mean'", ctx: { expected: "'proportion' or 'mean'" } });
+    }
+    if (issues.length) throw new Unprocessable(issues);
   }
 
   return {
@@ -75,6 +92,7 @@ export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
         const row = await store.findSource(tx, id, true);
         if (!row) throw SOURCE_NOT_FOUND();
         requireSourceRole(actor, row.kind, 'edit');
+        checkUnchanged(row, body);
         const connection = await connectionOr404(row.connectionId, false, tx);
         const merged = {
           name: body.name ?? row.name,

@@ -16,8 +16,9 @@ export const bigqueryDriver: Driver = {
   billsByBytes: true,
   keyPair: false,
   settings: {
-    project_id: { kind: 'string', required: true, maxLength: 128 },
-    location: { kind: 'string', maxLength: 64 },
+    // The project the service account's jobs run and bill in, and the region they run in.
+    project_id: { kind: 'string', required: true, maxLength: 128, endpoint: true },
+    location: { kind: 'string', maxLength: 64, endpoint: true },
   },
   credentials: {
     client_email: { kind: 'string', required: true, maxLength: 320 },

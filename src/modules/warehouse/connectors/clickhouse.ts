@@ -13,8 +13,8 @@ export const clickhouseDriver: Driver = {
   billsByBytes: false,
   keyPair: false,
   settings: {
-    url: { kind: 'string', required: true, maxLength: 2048 },
-    database: { kind: 'string', maxLength: 128 },
+    url: { kind: 'string', required: true, maxLength: 2048, endpoint: true },
+    database: { kind: 'string', maxLength: 128, endpoint: true },
   },
   credentials: {
     username: { kind: 'string', required: true, maxLength: 128 },

@@ -32,8 +32,8 @@ export const databricksDriver: Driver = {
   billsByBytes: false,
   keyPair: false,
   settings: {
-    host: { kind: 'string', required: true, maxLength: 255 },
-    http_path: { kind: 'string', required: true, maxLength: 512 },
+    host: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+    http_path: { kind: 'string', required: true, maxLength: 512, endpoint: true },
   },
   credentials: { token: { kind: 'string', required: true, maxLength: 4096 } },
   load: async () => (await databricks()) !== undefined,

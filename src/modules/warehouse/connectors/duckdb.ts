@@ -71,7 +71,7 @@ export const duckdbDriver: Driver = {
   type: 'duckdb',
   billsByBytes: false,
   keyPair: false,
-  settings: { path: { kind: 'string', required: true, maxLength: 1024 } },
+  settings: { path: { kind: 'string', required: true, maxLength: 1024, endpoint: true } },
   credentials: {},
   load: async () => (await duckdb()) !== undefined,
   async open(settings, _credentials, options): Promise<WarehouseSession> {

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Statement, TableRef } from '../types.js';
 import {
+  ADMIN_ROLE_REFUSED,
   failure,
   INFORMATION_SCHEMA_COLUMNS,
   openTimeoutMessage,
@@ -16,15 +17,24 @@ import {
 
 /** Managed-service roles that carry administrative rights (besides rolsuper itself). */
 const ADMIN_ROLES = ['rds_superuser', 'azure_pg_admin', 'cloudsqlsuperuser', 'alloydbsuperuser'];
+/** What a server that refuses TLS gets: the setting that connects without it, and what that costs. */
+export const TLS_REFUSED =
+  'The server does not accept TLS. Set ssl to false only if the network to it is trusted: the password is then sent unencrypted';
+/** Built-in administrative users: the server's own and the managed services' (always superusers there). */
+const POSTGRES_ADMIN_USERS = ['postgres', 'rdsadmin', 'cloudsqladmin', 'azure_superuser', 'alloydbadmin'];
+/** Redshift's own superuser. */
+const REDSHIFT_ADMIN_USERS = ['rdsdb'];
+
 /** Postgres' SQLSTATE for a statement stopped by statement_timeout or a cancel request. */
 const QUERY_CANCELED = '57014';
 
+/** Everything but the search path decides where or how the password is sent. */
 const endpointSettings = {
-  host: { kind: 'string', required: true, maxLength: 255 },
-  port: { kind: 'integer', min: 1, max: 65535 },
-  database: { kind: 'string', required: true, maxLength: 63 },
-  schema: { kind: 'string', maxLength: 63 },
-  ssl: { kind: 'boolean' },
+  host: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+  port: { kind: 'integer', min: 1, max: 65535, endpoint: true },
+  database: { kind: 'string', required: true, maxLength: 63, endpoint: true },
+  schema: { kind: 'string', maxLength: 63, endpoint: false },
+  ssl: { kind: 'boolean', endpoint: true },
 } as const;
 const passwordCredentials = {
   username: { kind: 'string', required: true, maxLength: 63 },
@@ -48,10 +58,17 @@ async function postgresIsAdmin(client: pg.Client): Promise<boolean> {
   return rows[0]?.is_admin ?? false;
 }
 
-/** Redshift keeps superusers in pg_user (its pg_roles lacks rolsuper). */
+/**
+ * Redshift keeps superusers in pg_user (its pg_roles lacks rolsuper) and grants of its administrative system roles
+ * (sys:superuser, sys:secadmin, sys:dba) in svv_user_grants. The role names are constants: Redshift binds no arrays.
+ */
 async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
-  const { rows } = await client.query<{ usesuper: boolean }>('SELECT usesuper FROM pg_user WHERE usename = current_user');
-  return rows[0]?.usesuper ?? false;
+  const { rows } = await client.query<{ is_admin: boolean }>(
+    `SELECT COALESCE((SELECT usesuper FROM pg_user WHERE usename = current_user), false)
+       OR EXISTS (SELECT 1 FROM svv_user_grants WHERE user_name = current_user
+                  AND role_name IN ('sys:superuser', 'sys:secadmin', 'sys:dba')) AS is_admin`,
+  );
+  return rows[0]?.is_admin ?? false;
 }
 
 /** Drops a client's socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
@@ -67,7 +84,9 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     database: String(settings.database),
     user: credentials.username,
     password: credentials.password,
-    ssl: settings.ssl === true ? { rejectUnauthorized: true } : undefined,
+    // TLS with a verified certificate unless the connection says ssl: false. pg does not fall back: a server that
+    // refuses TLS ends the attempt before any password is sent.
+    ssl: settings.ssl === false ? false : { rejectUnauthorized: true },
     connectionTimeoutMillis: openMs,
     // No statement_timeout in the startup message: connection poolers such as PgBouncer refuse startup parameters
     // they do not know. The client-side bound below covers the setup statements; each statement then sets its own.
@@ -90,7 +109,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
         // The service checked schema against the identifier rules, so quoting it is enough.
         if (typeof settings.schema === 'string') await client.query(`SET search_path TO "${settings.schema}"`);
         if (await flavour.isAdmin(client)) {
-          throw new WarehouseError('admin_role_refused', 'The connection signs in with a built-in administrative role; use a role with read access only');
+          throw new WarehouseError('admin_role_refused', ADMIN_ROLE_REFUSED);
         }
       })(),
       drop,
@@ -102,6 +121,9 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     // A statement the server cancelled during setup (57014) counts as the same bound.
     if (signedIn && (error as { code?: string }).code === QUERY_CANCELED) {
       throw new WarehouseError('query_timeout', openTimeoutMessage(options.connectTimeoutSeconds));
+    }
+    if (!signedIn && /does not support SSL/i.test(String((error as Error).message))) {
+      throw new WarehouseError('connection_failed', TLS_REFUSED);
     }
     throw failure('connection_failed', error, 'Could not sign in to the warehouse');
   }
@@ -176,6 +198,8 @@ export const postgresDriver: Driver = {
   keyPair: false,
   settings: endpointSettings,
   credentials: passwordCredentials,
+  adminField: (_settings, credentials) => (POSTGRES_ADMIN_USERS.includes(credentials.username ?? '') ? ['credentials', 'username'] : undefined),
+  checksRoleOnSave: true,
   load: async () => true,
   open: (settings, credentials, options) =>
     openSession({ defaultPort: 5432, isAdmin: postgresIsAdmin }, settings, credentials, options),
@@ -184,6 +208,7 @@ export const postgresDriver: Driver = {
 export const redshiftDriver: Driver = {
   ...postgresDriver,
   type: 'redshift',
+  adminField: (_settings, credentials) => (REDSHIFT_ADMIN_USERS.includes(credentials.username ?? '') ? ['credentials', 'username'] : undefined),
   open: (settings, credentials, options) =>
     openSession({ defaultPort: 5439, isAdmin: redshiftIsAdmin }, settings, credentials, options),
 };

@@ -2,7 +2,7 @@ import type { Statement, TableRef } from '../types.js';
 import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
 
 /** Snowflake's built-in administrative roles (spec rule 6). */
-export const SNOWFLAKE_ADMIN_ROLES = ['ACCOUNTADMIN', 'SECURITYADMIN', 'SYSADMIN', 'ORGADMIN', 'USERADMIN'];
+const SNOWFLAKE_ADMIN_ROLES = ['ACCOUNTADMIN', 'SECURITYADMIN', 'SYSADMIN', 'ORGADMIN', 'USERADMIN'];
 
 /** The part of snowflake-sdk this connector uses (the package is optional and not a build dependency). */
 interface SnowflakeStatement {
@@ -34,16 +34,20 @@ export const snowflakeDriver: Driver = {
   billsByBytes: false,
   keyPair: true,
   settings: {
-    account: { kind: 'string', required: true, maxLength: 255 },
-    warehouse: { kind: 'string', required: true, maxLength: 255 },
-    database: { kind: 'string', maxLength: 255 },
-    schema: { kind: 'string', maxLength: 255 },
-    role: { kind: 'string', maxLength: 255 },
+    // The account is where the key signs in, the role what it signs in as; warehouse, database and schema only
+    // choose, inside that account and role, what a statement runs on.
+    account: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+    warehouse: { kind: 'string', required: true, maxLength: 255, endpoint: false },
+    database: { kind: 'string', maxLength: 255, endpoint: false },
+    schema: { kind: 'string', maxLength: 255, endpoint: false },
+    role: { kind: 'string', maxLength: 255, endpoint: true },
   },
   credentials: {
     username: { kind: 'string', required: true, maxLength: 255 },
     private_key: { kind: 'string', maxLength: 8192 },
   },
+  adminField: (settings) =>
+    typeof settings.role === 'string' && SNOWFLAKE_ADMIN_ROLES.includes(settings.role.toUpperCase()) ? ['settings', 'role'] : undefined,
   load: async () => (await snowflake()) !== undefined,
   async open(settings, credentials, options): Promise<WarehouseSession> {
     const api = await snowflake();

@@ -76,13 +76,33 @@ export interface FieldSpec {
   secret?: boolean;
 }
 
+/**
+ * A connection setting. `endpoint` says whether it decides where or how the platform signs in (host, port, URL,
+ * account, database, TLS, role): changing such a setting drops the stored credentials unless the same request sends
+ * new ones, so an administrator cannot point saved credentials at a server of their choosing. Every setting must say,
+ * so a setting added later cannot silently carry credentials to a new place.
+ */
+export interface SettingSpec extends FieldSpec {
+  endpoint: boolean;
+}
+
 export interface Driver {
   type: WarehouseType;
   billsByBytes: boolean;
   /** The platform can generate the key pair (POST .../regenerate-key). */
   keyPair: boolean;
-  settings: Record<string, FieldSpec>;
+  settings: Record<string, SettingSpec>;
   credentials: Record<string, FieldSpec>;
+  /**
+   * Where the input itself names a built-in administrative role or user of the warehouse (spec rule 6): the field's
+   * place, checked before anything is stored or sent. Signing in checks the role again (WarehouseSession).
+   */
+  adminField?(settings: Settings, credentials: Credentials): ['settings' | 'credentials', string] | undefined;
+  /**
+   * Creating or changing the connection signs in to check its role, because what makes a role administrative is an
+   * attribute the warehouse keeps (a PostgreSQL superuser may have any name), not its name.
+   */
+  checksRoleOnSave?: boolean;
   /** Loads the driver package on first use; false when it is not installed or does not load. */
   load(): Promise<boolean>;
   open(settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession>;
@@ -137,6 +157,10 @@ export function withoutCredentials(message: string, credentials: Credentials): s
     .sort((a, b) => b.length - a.length);
   return secrets.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), message);
 }
+
+/** Spec rule 6, as every refusal of an administrative role words it. */
+export const ADMIN_ROLE_REFUSED =
+  'A connection whose role is a built-in administrative role of the warehouse is refused (warehouse rule 6); sign in with a role that has read access only';
 
 /** What a session that did not open within its bound reports (query_timeout, like a statement stopped at its limit). */
 export function openTimeoutMessage(seconds: number): string {
