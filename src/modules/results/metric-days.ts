@@ -13,7 +13,7 @@ import {
   type CreatedWindow,
   type UserRange,
   untaggedEventsExist,
-} from '../tracking/read-model.js';
+} from '../tracking/counting.js';
 
 /** What one UTC day added to a variant's sufficient statistics for one metric (see result_variant_days). */
 export interface MetricDay {

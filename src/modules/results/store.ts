@@ -13,7 +13,7 @@ import {
   sharedAssignments,
   type CreatedWindow,
   type UserRange,
-} from '../tracking/read-model.js';
+} from '../tracking/counting.js';
 
 export type { CreatedWindow, UserRange };
 // The metric day deltas (rollup, reads from the start, ranges of users) live in metric-days.ts.
