@@ -53,8 +53,8 @@ it('the bandit and the results count every arm of one experiment alike', async (
   const bandit = await t.inject({ method: 'GET', url: `/api/v1/bandit/${e.id}`, headers: dev.headers });
   expect(bandit.statusCode).toBe(200);
   const primary = (results.json().metrics as Json[]).find((m) => m.is_primary)!;
-  const fromResults = Object.fromEntries((primary.variants as Json[]).map((v) => [v.variant_id, [v.sample_size, v.conversions]]));
-  const fromBandit = Object.fromEntries((bandit.json().arms as Json[]).map((a) => [a.variant_id, [a.pulls, a.conversions]]));
+  const fromResults: Record<string, [number, number]> = Object.fromEntries((primary.variants as Json[]).map((v) => [v.variant_id, [v.sample_size, v.conversions]]));
+  const fromBandit: Record<string, [number, number]> = Object.fromEntries((bandit.json().arms as Json[]).map((a) => [a.variant_id, [a.pulls, a.conversions]]));
   expect(fromBandit).toEqual(fromResults);
   // The data exercised every part of the rule: 22 analysed users, of whom those converting through either tag count.
   const total = Object.values(fromResults).reduce((n, [users]) => n + users, 0);

@@ -4,6 +4,7 @@
  * and caching"). Part of the results store.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import type { MetricDay } from '../../analysis/types.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
   ALL_TIME,
@@ -15,16 +16,7 @@ import {
   untaggedEventsExist,
 } from '../tracking/counting.js';
 
-/** What one UTC day added to a variant's sufficient statistics for one metric (see result_variant_days). */
-export interface MetricDay {
-  variantId: string;
-  day: string;
-  converters: number;
-  eventCount: number;
-  countSquares: number;
-  valueSum: number;
-  valueSquares: number;
-}
+export type { MetricDay };
 
 /**
  * The day deltas' columns, from per-event rows with the user's running totals up to and with the event (n, the

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { CONTEXT_VALUES_LIMIT } from '../../analysis/domain.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
   ALL_TIME,
@@ -15,22 +16,18 @@ import {
   type UserRange,
 } from '../tracking/counting.js';
 
+import type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats } from '../../analysis/types.js';
+
 export type { CreatedWindow, UserRange };
+export type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats };
 // The metric day deltas (rollup, reads from the start, ranges of users) live in metric-days.ts.
 export * from './metric-days.js';
 export const ASSIGNMENTS_STREAM = 'assignments';
 /** Tracked events naming another variant than the user's assignment (result_excluded_users). */
 export const EXPOSURES_STREAM = 'exposures';
-/** Distinct values an assignment-context attribute may have and still be rolled up for the SRM diagnosis. */
-export const CONTEXT_VALUES_LIMIT = 100;
+export { CONTEXT_VALUES_LIMIT };
 export const metricStream = (eventName: string) => `metric:${eventName}`;
 
-/** Assigned users of a variant on one UTC day (YYYY-MM-DD). */
-export interface AssignmentDay {
-  variantId: string;
-  day: string;
-  users: number;
-}
 
 /**
  * Session settings for the results statements: their plans look expensive on paper (BRIN estimates are coarse), which
@@ -185,14 +182,6 @@ export async function assignmentDays(
   return { analysed, excluded: out.map(toDay) };
 }
 
-/** Assigned users per context attribute value and variant (rolled up plus the assignments since the watermark). */
-export interface ContextCount {
-  attribute: string;
-  value: string;
-  variantId: string;
-  users: number;
-}
-
 export async function contextCounts(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
@@ -223,16 +212,6 @@ function userTotalsSql(experimentId: string, eventName: string): SQL {
 const notExcluded = (column: SQL, excluded: string[]): SQL =>
   excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
 
-/** Per-variant sufficient statistics of one group of users (a segment value, or an interaction cell). */
-export interface GroupStats {
-  users: number;
-  converters: number;
-  eventCount: number;
-  countSquares: number;
-  valueSum: number;
-  valueSquares: number;
-}
-
 const groupColumns = sql`
   count(*)::bigint AS users, count(u.user_id)::bigint AS converters,
   coalesce(sum(u.event_count), 0)::bigint AS event_count, coalesce(sum(u.event_count * u.event_count), 0)::float8 AS count_squares,
@@ -249,11 +228,6 @@ const toGroupStats = (r: GroupRow): GroupStats => ({
   valueSum: Number(r.value_sum),
   valueSquares: Number(r.value_squares),
 });
-
-export interface SegmentStats extends GroupStats {
-  segment: string | null;
-  variantId: string;
-}
 
 /** A metric's statistics per value of an assignment-context attribute and variant. */
 export async function segmentStats(
@@ -284,17 +258,6 @@ export async function interactionCells(
     WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.variant_a, s.variant_b`);
   return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
-}
-
-/** Per-variant sums for CUPED on a conversion metric: y = converted (0/1), x = the pre-exposure covariate. */
-export interface CupedSums {
-  variantId: string;
-  users: number;
-  withHistory: number;
-  converters: number;
-  sumX: number;
-  sumX2: number;
-  sumXY: number;
 }
 
 export type CovariateKind = 'indicator' | 'count' | 'value';
