@@ -19,8 +19,10 @@ import { createResultsService } from '../src/modules/results/service.js';
 import { summarizeEventRanges } from '../src/modules/tracking/partitions.js';
 import { api, BENCH_DATABASE_URL, machine, signIn, startServer, writeSection } from './lib.js';
 
-const USERS = 1_000_000;
-const EVENTS = 3_000_000;
+/** BENCH_SCALE (default 1) shrinks the data for a busy machine: 0.1 is 100,000 users and 300,000 events. */
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const USERS = Math.round(1_000_000 * SCALE);
+const EVENTS = 3 * USERS;
 const NEW_EVENTS = 10_000;
 const DAYS = 14;
 
@@ -83,7 +85,7 @@ try {
              now() - interval '${DAYS} days' + (u::float8 / ${USERS}) * interval '${DAYS - 1} days' + (1 + j % 23) * interval '1 hour' AS at
       FROM (
         SELECT j,
-          CASE WHEN j < ${USERS} THEN j WHEN j < 2400000 THEN (j * 2654435761) % 400009 ELSE (j * 40503) % ${USERS} END AS u,
+          CASE WHEN j < ${USERS} THEN j WHEN j < ${Math.round(2.4 * USERS)} THEN (j * 2654435761) % ${SCALE === 1 ? 400009 : Math.round(0.4 * USERS) + 1} ELSE (j * 40503) % ${USERS} END AS u,
           CASE WHEN j < ${USERS} THEN '$view' WHEN j < 2400000 THEN 'purchase' ELSE 'revenue' END AS name,
           CASE WHEN j < ${USERS} THEN 'view' ELSE 'track' END AS kind,
           CASE WHEN j >= 2400000 THEN ((j * 7919) % 200)::float8 END AS val

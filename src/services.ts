@@ -32,7 +32,7 @@ import { createSchedulerHealthService } from './modules/scheduler/service.js';
 import { createTrackingService } from './modules/tracking/service.js';
 import { splitUrlConfigs } from './modules/split-url/config.js';
 import { createAssignmentWriter, createEventWriter } from './modules/tracking/writer.js';
-import { createTrackingData } from './modules/tracking/data.js';
+import { createTrackingData } from './modules/tracking/read-model.js';
 import { createCountersService } from './modules/counters/service.js';
 import { postgresCounterStore, redisCounterStore } from './modules/counters/store.js';
 import { createBanditService } from './modules/bandit/service.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { variantResults } from '../../src/modules/results/compare.js';
-import { judge } from '../../src/modules/results/judgement.js';
+import { variantResults } from '../../src/analysis/compare.js';
+import { judge } from '../../src/analysis/judgement.js';
 import {
   addMetricDays, type MetricDay, metricDays, metricDeltasFromStart, metricWindowDeltas, sumMetricDays, untaggedBefore, userRanges,
 } from '../../src/modules/results/store.js';

@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, StringEnum, Uuid } from '../../platform/schemas.js';
 
-export const ENGINE_VERSION = '1.4.0';
+import { ENGINE_VERSION } from '../../analysis/domain.js';
+
+export { ENGINE_VERSION };
 
 export const BanditParams = Type.Object({ experiment_id: Uuid() });
 

@@ -8,7 +8,7 @@ import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { thompsonWeights } from '../../stats/index.js';
 import type { AssignableExperiment, Experiment } from '../experiments/read-model.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
-import type { VariantMetricStats } from '../tracking/data.js';
+import type { VariantMetricStats } from '../tracking/read-model.js';
 import { ENGINE_VERSION, type BanditView, type WeightsBody } from './schemas.js';
 import * as store from './store.js';
 

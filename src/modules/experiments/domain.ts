@@ -3,39 +3,26 @@
  * settings. The table (db/schema/experiments.ts), this module and other modules (results, power, interactions, mutual
  * exclusion, export) import them from here, never from the table file.
  */
+/** Bus channel: an experiment changed (its id); caches of experiments and of their results listen. */
+export const EXPERIMENTS_CHANGED = 'experiments.changed';
+
 export const EXPERIMENT_TYPES = ['a_b', 'mv', 'split_url', 'bandit'] as const;
 export type ExperimentType = (typeof EXPERIMENT_TYPES)[number];
 export const EXPERIMENT_STATUSES = ['draft', 'active', 'paused', 'completed', 'archived'] as const;
 export type ExperimentStatus = (typeof EXPERIMENT_STATUSES)[number];
-export const CORRECTION_METHODS = ['none', 'bonferroni', 'benjamini_hochberg'] as const;
-export type CorrectionMethod = (typeof CORRECTION_METHODS)[number];
 export const METRIC_TYPES = ['conversion', 'count', 'revenue', 'duration'] as const;
 export type MetricType = (typeof METRIC_TYPES)[number];
-export const BAYESIAN_DECISIONS = ['CONTINUE', 'STOP_WINNER', 'STOP_EQUIVALENT', 'STOP_FUTILE'] as const;
-export type BayesianDecision = (typeof BAYESIAN_DECISIONS)[number];
+// The statistical settings an experiment stores a choice among are the analysis package's vocabulary.
+export {
+  BAYESIAN_DECISIONS, BAYESIAN_DEFAULTS, CORRECTION_METHODS, type BayesianConfig, type BayesianDecision, type CorrectionMethod,
+} from '../../analysis/domain.js';
 
 export interface SequentialTestingConfig {
   alpha: number;
-}
-export interface BayesianConfig {
-  prior_family: string;
-  alpha: number;
-  beta: number;
-  loss_threshold: number;
-  rope: number;
-  credible_level: number;
 }
 export interface VarianceReductionConfig {
   covariate_metric_id?: string | null;
 }
 
-/** The settings an experiment gets when it turns sequential testing or Bayesian analysis on without its own. */
+/** The settings an experiment gets when it turns sequential testing on without its own (Bayesian: BAYESIAN_DEFAULTS). */
 export const SEQUENTIAL_DEFAULTS: SequentialTestingConfig = { alpha: 0.05 };
-export const BAYESIAN_DEFAULTS: BayesianConfig = {
-  prior_family: 'beta',
-  alpha: 1,
-  beta: 1,
-  loss_threshold: 0.01,
-  rope: 0.01,
-  credible_level: 0.95,
-};

@@ -8,6 +8,7 @@ import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, NotFound, NotImplemented, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
+import { EXPERIMENTS_CHANGED } from './domain.js';
 import { createLifecycle, statusChangeRefused, transition } from './lifecycle.js';
 import {
   BAYESIAN_DEFAULTS,
@@ -44,7 +45,7 @@ export { END_BEFORE_START, fieldLocked } from './fields.js';
 export const DETAIL_TTL_SECONDS = 3_600;
 const detailKey = (id: string) => `experiment:${id}`;
 /** Announced (with the experiment id) after every change, so caches in every process (detail, tracking) drop it. */
-export const EXPERIMENTS_CHANGED = 'experiments.changed';
+export { EXPERIMENTS_CHANGED };
 
 /**
  * The segments module's answer to "which of these segment ids may rules name?" (unknown, inactive, archived, invalid).

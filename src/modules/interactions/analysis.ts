@@ -10,7 +10,7 @@
  * confidence level (spec, "How results are judged" 2).
  */
 import { adjust, normalCdf } from '../../stats/index.js';
-import { alphaFor } from '../results/compare.js';
+import { alphaFor } from '../../analysis/compare.js';
 import type { CellStats } from '../results/service.js';
 import type { Experiment } from '../experiments/read-model.js';
 

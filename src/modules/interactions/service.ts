@@ -3,7 +3,7 @@ import { BadRequest, NotFound } from '../../platform/errors.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 import type { ResultsService } from '../results/service.js';
-import type { AssignmentOverlap } from '../tracking/data.js';
+import type { AssignmentOverlap } from '../tracking/read-model.js';
 import { interactionAnalysis, type InteractionAnalysis } from './analysis.js';
 
 export const SAME_EXPERIMENT = 'An experiment cannot be tested for interaction with itself';

@@ -7,7 +7,7 @@ import { Unprocessable, type Loc } from '../../platform/errors.js';
 import {
   minimumDetectableEffect, runtimeDays, sampleSizeTwoProportions, treatmentRateFor, type PowerFailureReason,
 } from '../../stats/index.js';
-import { alphaFor } from '../results/compare.js';
+import { alphaFor } from '../../analysis/compare.js';
 import type { MdeBody, MdeView, PlanBody, PlanView, RuntimeBody, RuntimeView, SampleSizeBody, SampleSizeView } from './schemas.js';
 
 export const OUT_OF_RANGE = 'The calculation leaves the range of floating-point numbers; use less extreme values';

@@ -1,3 +1,4 @@
+import type { ExperimentSettings } from '../../analysis/types.js';
 import { NotFound } from '../../platform/errors.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
@@ -12,31 +13,17 @@ export interface ResultsExperiments {
 }
 
 /**
- * An experiment as the results computations read it: the experiments module's domain type (its read model), mapped
- * once to the names the result payloads use. Only what results need; the experiments HTTP shape is not involved.
+ * An experiment as results read it: the experiments module's domain type (its read model), mapped once to the names
+ * the result payloads use. The analysis package's settings (ExperimentSettings), plus what the envelope, the caches
+ * and the reads need: status, dates and updated_at. The experiments HTTP shape is not involved.
  */
-export interface AnalysedExperiment {
-  id: string;
-  name: string;
+export interface AnalysedExperiment extends ExperimentSettings {
   status: Experiment['status'];
   experiment_type: Experiment['experimentType'];
-  correction_method: Experiment['correctionMethod'];
-  confidence_level: number;
-  sequential_testing_enabled: boolean;
-  sequential_testing_config: Experiment['sequentialTestingConfig'];
-  variance_reduction_config: Experiment['varianceReductionConfig'];
-  bayesian_enabled: boolean;
-  bayesian_config: Experiment['bayesianConfig'];
-  bayesian_decision: Experiment['bayesianDecision'];
   start_date: Experiment['startDate'];
   end_date: Experiment['endDate'];
   /** ISO 8601: part of the live cache keys. */
   updated_at: string;
-  variants: Array<{ id: string; name: string; is_control: boolean; traffic_allocation: number }>;
-  metrics: Array<{
-    id: string; name: string; event_name: string; metric_type: string; is_primary: boolean;
-    expected_effect: number | null;
-  }>;
 }
 
 export function analysedExperiment(e: Experiment): AnalysedExperiment {

@@ -4,7 +4,9 @@
  * and caching"). Part of the results store.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import type { MetricDay } from '../../analysis/types.js';
 import { queryRows, type Executor } from '../../db/client.js';
+import { resultVariantDays } from '../../db/schema/results.js';
 import {
   ALL_TIME,
   countedEventsInUserOrder,
@@ -13,18 +15,9 @@ import {
   type CreatedWindow,
   type UserRange,
   untaggedEventsExist,
-} from '../tracking/read-model.js';
+} from '../tracking/counting.js';
 
-/** What one UTC day added to a variant's sufficient statistics for one metric (see result_variant_days). */
-export interface MetricDay {
-  variantId: string;
-  day: string;
-  converters: number;
-  eventCount: number;
-  countSquares: number;
-  valueSum: number;
-  valueSquares: number;
-}
+export type { MetricDay };
 
 /**
  * The day deltas' columns, from per-event rows with the user's running totals up to and with the event (n, the
@@ -190,17 +183,17 @@ export async function addMetricDays(tx: Executor, experimentId: string, eventNam
   if (days.length === 0) return;
   const column = <K extends keyof MetricDay>(key: K) => sql.param(days.map((d) => d[key]));
   await tx.execute(sql`
-    INSERT INTO result_variant_days (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
+    INSERT INTO ${resultVariantDays} (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
     SELECT ${experimentId}, ${eventName}, d.variant_id, d.day, d.converters, d.event_count, d.count_squares, d.value_sum, d.value_squares
     FROM unnest(${column('variantId')}::uuid[], ${column('day')}::date[], ${column('converters')}::bigint[], ${column('eventCount')}::bigint[],
                 ${column('countSquares')}::float8[], ${column('valueSum')}::float8[], ${column('valueSquares')}::float8[])
       AS d(variant_id, day, converters, event_count, count_squares, value_sum, value_squares)
     ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
-      converters = result_variant_days.converters + excluded.converters,
-      event_count = result_variant_days.event_count + excluded.event_count,
-      count_square_delta = result_variant_days.count_square_delta + excluded.count_square_delta,
-      value_sum = result_variant_days.value_sum + excluded.value_sum,
-      value_square_delta = result_variant_days.value_square_delta + excluded.value_square_delta`);
+      converters = ${resultVariantDays}.converters + excluded.converters,
+      event_count = ${resultVariantDays}.event_count + excluded.event_count,
+      count_square_delta = ${resultVariantDays}.count_square_delta + excluded.count_square_delta,
+      value_sum = ${resultVariantDays}.value_sum + excluded.value_sum,
+      value_square_delta = ${resultVariantDays}.value_square_delta + excluded.value_square_delta`);
 }
 
 /** Sums day deltas per (variant, day): `plus` lists added, `minus` lists subtracted; ordered by day. */
@@ -240,7 +233,7 @@ export async function metricDays(
            sum(value_square_delta)::float8 AS value_square_delta
     FROM (
       SELECT event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
-      FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])
+      FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])
       UNION ALL
       SELECT event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta
       FROM (${deltas(experimentId, eventNames, { after: watermark, upTo: null }, { untagged })}) tail

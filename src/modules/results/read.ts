@@ -7,8 +7,8 @@ import { sqlState } from '../../db/errors.js';
 import type { Bus } from '../../platform/bus.js';
 import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { atMost, needsValues, passPlans, rangesFor } from './rollup.js';
-import { eventNamesOf, familiesOf, type Snapshot } from './snapshot.js';
+import type { Snapshot } from '../../analysis/types.js';
+import { atMost, eventNamesOf, familiesOf, needsValues, passPlans, rangesFor } from './rollup.js';
 import * as store from './store.js';
 
 /** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */

@@ -5,8 +5,7 @@
 import type { Db, Executor } from '../../db/client.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
-import { metricKind } from './compare.js';
-import { eventNamesOf, familiesOf } from './snapshot.js';
+import { metricKind } from '../../analysis/compare.js';
 import * as store from './store.js';
 
 /**
@@ -14,6 +13,24 @@ import * as store from './store.js';
  * everything older than this lag is final and can be rolled up; newer events are read directly on each computation.
  */
 export const ROLLUP_LAG_MS = 60_000;
+
+/** The distinct event names of an experiment's metrics (one rollup stream each). */
+export const eventNamesOf = (e: { metrics: Array<{ event_name: string }> }): string[] => [...new Set(e.metrics.map((m) => m.event_name))];
+
+/** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
+export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
+  const families = new Map<string, { names: string[]; window: W }>();
+  for (const name of names) {
+    const window = windowOf(name);
+    if (window === undefined) continue;
+    const key = JSON.stringify(window);
+    const family = families.get(key);
+    if (family) family.names.push(name);
+    else families.set(key, { names: [name], window });
+  }
+  return [...families.values()];
+}
+
 /**
  * Runs tasks with at most `width` at a time (width 1: one after the other). A first computation is cut into more
  * tasks than that (each metric into `width` ranges, plus the assignments' tasks), so that the last ones are short.

@@ -1,26 +1,26 @@
 import { createHash } from 'node:crypto';
+import { bayesianBlock } from '../../analysis/bayesian.js';
+import { metricKind } from '../../analysis/compare.js';
+import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
+import { dailyResults } from '../../analysis/daily.js';
+import { ENGINE_VERSION } from '../../analysis/domain.js';
+import { buildResults, storedSequentialAlpha, type ResultsOptions } from '../../analysis/payload.js';
+import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
+import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
+import { sequentialBlock } from '../../analysis/sequential.js';
+import { armTotals, controlOf, primaryMetric, treatmentsOf, type Metric } from '../../analysis/snapshot.js';
 import type { Db } from '../../db/client.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
-import type { CorrectionMethod } from '../experiments/domain.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, NotFound, NotImplemented } from '../../platform/errors.js';
+import { BadRequest, NotFound, NotImplemented, Unprocessable } from '../../platform/errors.js';
+import { EXPERIMENTS_CHANGED, type CorrectionMethod } from '../experiments/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
-import { ENGINE_VERSION } from '../bandit/schemas.js';
-import { bayesianBlock } from './bayesian.js';
-import { metricKind } from './compare.js';
-import { covariateOf, cupedMetric } from './cuped.js';
-import { dailyResults } from './daily.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
-import { buildResults, storedSequentialAlpha, type ResultsOptions, type ResultsPayload } from './payload.js';
-import { sampleSizePlan, type SampleSizeQuery } from './sample-size.js';
-import { segmentCounts, segmentedResults, type SegmentedResults } from './segments.js';
-import { sequentialBlock } from './sequential.js';
-import { armTotals, controlOf, eventNamesOf, primaryMetric, treatmentsOf, type Metric } from './snapshot.js';
-import type { SrmSettings, SrmSettingsBody } from './schemas.js';
+import { createRollup, eventNamesOf } from './rollup.js';
+import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createSrmGuard } from './srm-guard.js';
-import { createRollup } from './rollup.js';
 import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
@@ -40,7 +40,6 @@ export const LIVE_TTL_SECONDS = 300;
 export const SETTLED_TTL_SECONDS = 86_400;
 /** Spec, "Caching": daily and segmented results are cached an hour when CACHE_ENABLED is on, and not cleared on change. */
 export const EXPERIMENT_ROUTE_TTL_SECONDS = 3_600;
-const EXPERIMENT_CHANGED = 'experiments.changed';
 export interface ResultsDeps {
   db: Db;
   clock: Clock;
@@ -91,7 +90,7 @@ export function createResultsService(deps: ResultsDeps) {
   const srm = createSrmGuard({
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
   });
-  deps.bus.subscribe(EXPERIMENT_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
+  deps.bus.subscribe(EXPERIMENTS_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
   const experiment = (id: string) => readExperiment(deps.experiments, id);
 
@@ -154,7 +153,12 @@ export function createResultsService(deps: ResultsDeps) {
     const options = optionsOf(e, q);
     const snapshot = await snapshotOf(e, useCache);
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-    return buildResults(e, snapshot, options, breakdown, clock.now(), e.status !== 'draft' && (await srm.autoPause(e.id)));
+    const computedAt = clock.now();
+    const analysis = buildResults(e, snapshot, options, breakdown, e.status !== 'draft' && (await srm.autoPause(e.id)));
+    return {
+      experiment_id: e.id, experiment_name: e.name, status: e.status, start_date: e.start_date, end_date: e.end_date,
+      computed_at: computedAt.toISOString(), ...analysis, analysis_status: 'ga',
+    };
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
@@ -211,7 +215,12 @@ export function createResultsService(deps: ResultsDeps) {
     async sampleSize(id: string, q: SampleSizeQuery) {
       const e = await experiment(id);
       const snapshot = await snapshotOf(e, true);
-      return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
+      try {
+        return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
+      } catch (err) {
+        if (err instanceof PlanRefused) throw new Unprocessable({ type: 'value_error', loc: ['query', err.field], msg: err.message });
+        throw err;
+      }
     },
 
     async sequential(id: string, alpha: number | undefined) {

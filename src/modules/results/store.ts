@@ -1,5 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { CONTEXT_VALUES_LIMIT } from '../../analysis/domain.js';
 import { queryRows, type Executor } from '../../db/client.js';
+import { resultAssignmentDays, resultContextOverLimit, resultContextValues, resultExcludedUsers, resultVariantDays, resultWatermarks } from '../../db/schema/results.js';
 import {
   ALL_TIME,
   assignmentContextValues,
@@ -13,24 +15,20 @@ import {
   sharedAssignments,
   type CreatedWindow,
   type UserRange,
-} from '../tracking/read-model.js';
+} from '../tracking/counting.js';
+
+import type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats } from '../../analysis/types.js';
 
 export type { CreatedWindow, UserRange };
+export type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats };
 // The metric day deltas (rollup, reads from the start, ranges of users) live in metric-days.ts.
 export * from './metric-days.js';
 export const ASSIGNMENTS_STREAM = 'assignments';
 /** Tracked events naming another variant than the user's assignment (result_excluded_users). */
 export const EXPOSURES_STREAM = 'exposures';
-/** Distinct values an assignment-context attribute may have and still be rolled up for the SRM diagnosis. */
-export const CONTEXT_VALUES_LIMIT = 100;
+export { CONTEXT_VALUES_LIMIT };
 export const metricStream = (eventName: string) => `metric:${eventName}`;
 
-/** Assigned users of a variant on one UTC day (YYYY-MM-DD). */
-export interface AssignmentDay {
-  variantId: string;
-  day: string;
-  users: number;
-}
 
 /**
  * Session settings for the results statements: their plans look expensive on paper (BRIN estimates are coarse), which
@@ -77,13 +75,13 @@ export const metricWatermark = (marks: Watermarks, eventName: string, values: bo
  */
 export async function lockWatermarks(tx: Executor, experimentId: string, streams: string[]): Promise<Watermarks> {
   const lock = async () => toWatermarks(await queryRows<WatermarkRow>(tx, sql`
-    SELECT stream, rolled_up_to, with_values FROM result_watermarks
+    SELECT stream, rolled_up_to, with_values FROM ${resultWatermarks}
     WHERE experiment_id = ${experimentId} AND stream = ANY(${sql.param(streams)}::text[])
     ORDER BY stream FOR UPDATE`));
   const held = await lock();
   if (streams.every((s) => held.has(s))) return held;
   await tx.execute(sql`
-    INSERT INTO result_watermarks (experiment_id, stream)
+    INSERT INTO ${resultWatermarks} (experiment_id, stream)
     SELECT ${experimentId}, s FROM unnest(${sql.param(streams)}::text[]) AS s ORDER BY s
     ON CONFLICT DO NOTHING`);
   return lock();
@@ -91,7 +89,7 @@ export async function lockWatermarks(tx: Executor, experimentId: string, streams
 
 export async function readWatermarks(db: Executor, experimentId: string): Promise<Watermarks> {
   return toWatermarks(await queryRows<WatermarkRow>(db, sql`
-    SELECT stream, rolled_up_to, with_values FROM result_watermarks WHERE experiment_id = ${experimentId}`));
+    SELECT stream, rolled_up_to, with_values FROM ${resultWatermarks} WHERE experiment_id = ${experimentId}`));
 }
 
 /**
@@ -100,20 +98,20 @@ export async function readWatermarks(db: Executor, experimentId: string): Promis
  */
 export async function setWatermarks(tx: Executor, experimentId: string, streams: string[], upTo: Date, withValues?: boolean): Promise<void> {
   await tx.execute(sql`
-    UPDATE result_watermarks SET rolled_up_to = ${upTo.toISOString()}::timestamptz, with_values = coalesce(${withValues ?? null}::boolean, with_values)
+    UPDATE ${resultWatermarks} SET rolled_up_to = ${upTo.toISOString()}::timestamptz, with_values = coalesce(${withValues ?? null}::boolean, with_values)
     WHERE experiment_id = ${experimentId} AND stream = ANY(${sql.param(streams)}::text[])`);
 }
 
 /** Forgets a metric's rollup (its days), before a rebuild that adds what the old one left out. */
 export async function clearMetricDays(tx: Executor, experimentId: string, eventName: string): Promise<void> {
-  await tx.execute(sql`DELETE FROM result_variant_days WHERE experiment_id = ${experimentId} AND event_name = ${eventName}`);
+  await tx.execute(sql`DELETE FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ${eventName}`);
 }
 
 export async function rollUpAssignments(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
-    INSERT INTO result_assignment_days (experiment_id, variant_id, day, users)
+    INSERT INTO ${resultAssignmentDays} (experiment_id, variant_id, day, users)
     SELECT ${experimentId}, variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, w)}) s
-    ON CONFLICT (experiment_id, variant_id, day) DO UPDATE SET users = result_assignment_days.users + excluded.users`);
+    ON CONFLICT (experiment_id, variant_id, day) DO UPDATE SET users = ${resultAssignmentDays}.users + excluded.users`);
 }
 
 /**
@@ -125,29 +123,29 @@ export async function rollUpContexts(tx: Executor, experimentId: string, variant
   await tx.execute(sql`
     WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, variantIds, w)}),
     known AS (
-      SELECT attribute, count(DISTINCT value) AS n FROM result_context_values
+      SELECT attribute, count(DISTINCT value) AS n FROM ${resultContextValues}
       WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM fresh) GROUP BY attribute
     ),
     over AS (
       SELECT f.attribute FROM fresh f LEFT JOIN known k USING (attribute)
       GROUP BY f.attribute, k.n HAVING coalesce(k.n, 0) + count(DISTINCT f.value) > ${CONTEXT_VALUES_LIMIT}
-      UNION SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId}
+      UNION SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}
     ),
     marked AS (
-      INSERT INTO result_context_over_limit (experiment_id, attribute) SELECT ${experimentId}, attribute FROM over ON CONFLICT DO NOTHING
+      INSERT INTO ${resultContextOverLimit} (experiment_id, attribute) SELECT ${experimentId}, attribute FROM over ON CONFLICT DO NOTHING
     ),
     dropped AS (
-      DELETE FROM result_context_values WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM over)
+      DELETE FROM ${resultContextValues} WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM over)
     )
-    INSERT INTO result_context_values (experiment_id, attribute, value, variant_id, users)
+    INSERT INTO ${resultContextValues} (experiment_id, attribute, value, variant_id, users)
     SELECT ${experimentId}, attribute, value, variant_id, users FROM fresh WHERE attribute NOT IN (SELECT attribute FROM over)
-    ON CONFLICT (experiment_id, attribute, value, variant_id) DO UPDATE SET users = result_context_values.users + excluded.users`);
+    ON CONFLICT (experiment_id, attribute, value, variant_id) DO UPDATE SET users = ${resultContextValues}.users + excluded.users`);
 }
 
 /** Records the users a window shows exposed to another variant than their assignment (the first sighting is kept). */
 export async function rollUpExposures(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
   await tx.execute(sql`
-    INSERT INTO result_excluded_users (experiment_id, user_id, variant_id, first_seen)
+    INSERT INTO ${resultExcludedUsers} (experiment_id, user_id, variant_id, first_seen)
     SELECT ${experimentId}, user_id, variant_id, first_seen FROM (${conflictingExposures(experimentId, variantIds, w)}) c
     ON CONFLICT (experiment_id, user_id) DO NOTHING`);
 }
@@ -157,7 +155,7 @@ export async function excludedUsers(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<Array<{ userId: string; variantId: string }>> {
   const rows = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
-    SELECT user_id, variant_id FROM result_excluded_users WHERE experiment_id = ${experimentId}
+    SELECT user_id, variant_id FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}
     UNION
     SELECT user_id, variant_id FROM (${conflictingExposures(experimentId, variantIds, { after: watermark, upTo: null })}) c`);
   return rows.map((r) => ({ userId: r.user_id, variantId: r.variant_id }));
@@ -174,7 +172,7 @@ export async function assignmentDays(
   const toDay = (r: Row): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) });
   const all = await queryRows<Row>(db, sql`
     SELECT variant_id, day::text AS day, sum(users)::bigint AS users FROM (
-      SELECT variant_id, day, users FROM result_assignment_days WHERE experiment_id = ${experimentId}
+      SELECT variant_id, day, users FROM ${resultAssignmentDays} WHERE experiment_id = ${experimentId}
       UNION ALL
       SELECT variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, { after: watermark, upTo: null })}) tail
     ) d GROUP BY variant_id, day ORDER BY day`);
@@ -185,26 +183,18 @@ export async function assignmentDays(
   return { analysed, excluded: out.map(toDay) };
 }
 
-/** Assigned users per context attribute value and variant (rolled up plus the assignments since the watermark). */
-export interface ContextCount {
-  attribute: string;
-  value: string;
-  variantId: string;
-  users: number;
-}
-
 export async function contextCounts(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
   const [counts, over] = [
     await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
       SELECT attribute, value, variant_id, sum(users)::bigint AS users FROM (
-        SELECT attribute, value, variant_id, users FROM result_context_values WHERE experiment_id = ${experimentId}
+        SELECT attribute, value, variant_id, users FROM ${resultContextValues} WHERE experiment_id = ${experimentId}
         UNION ALL
         SELECT attribute, value, variant_id, users FROM (${assignmentContextValues(experimentId, variantIds, { after: watermark, upTo: null })}) tail
-      ) c WHERE attribute NOT IN (SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId})
+      ) c WHERE attribute NOT IN (SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId})
       GROUP BY attribute, value, variant_id`),
-    await queryRows<{ attribute: string }>(db, sql`SELECT attribute FROM result_context_over_limit WHERE experiment_id = ${experimentId}`),
+    await queryRows<{ attribute: string }>(db, sql`SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}`),
   ];
   return {
     counts: counts.map((r) => ({ attribute: r.attribute, value: r.value, variantId: r.variant_id, users: Number(r.users) })),
@@ -223,16 +213,6 @@ function userTotalsSql(experimentId: string, eventName: string): SQL {
 const notExcluded = (column: SQL, excluded: string[]): SQL =>
   excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
 
-/** Per-variant sufficient statistics of one group of users (a segment value, or an interaction cell). */
-export interface GroupStats {
-  users: number;
-  converters: number;
-  eventCount: number;
-  countSquares: number;
-  valueSum: number;
-  valueSquares: number;
-}
-
 const groupColumns = sql`
   count(*)::bigint AS users, count(u.user_id)::bigint AS converters,
   coalesce(sum(u.event_count), 0)::bigint AS event_count, coalesce(sum(u.event_count * u.event_count), 0)::float8 AS count_squares,
@@ -249,11 +229,6 @@ const toGroupStats = (r: GroupRow): GroupStats => ({
   valueSum: Number(r.value_sum),
   valueSquares: Number(r.value_squares),
 });
-
-export interface SegmentStats extends GroupStats {
-  segment: string | null;
-  variantId: string;
-}
 
 /** A metric's statistics per value of an assignment-context attribute and variant. */
 export async function segmentStats(
@@ -284,17 +259,6 @@ export async function interactionCells(
     WHERE ${notExcluded(sql`s.user_id`, excluded)}
     GROUP BY s.variant_a, s.variant_b`);
   return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
-}
-
-/** Per-variant sums for CUPED on a conversion metric: y = converted (0/1), x = the pre-exposure covariate. */
-export interface CupedSums {
-  variantId: string;
-  users: number;
-  withHistory: number;
-  converters: number;
-  sumX: number;
-  sumX2: number;
-  sumXY: number;
 }
 
 export type CovariateKind = 'indicator' | 'count' | 'value';

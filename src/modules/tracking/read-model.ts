@@ -1,243 +1,54 @@
-/**
- * The read model tracking exports to the results engine: named relations over assignments and events, as SQL that
- * the results store embeds in its own aggregate statements, so no event ever travels to Node and no other module
- * names tracking's tables. The rules of which events count live here, beside the tables: a `track` event by an
- * assigned user at or after the assignment, tagged with this experiment or untagged but carrying a feature flag
- * (events tagged with another experiment count for that one; events with neither key count in no results, spec
- * tracking rule 5). Each function documents the columns of the relation it returns.
- */
-import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import type { CreatedPeriod } from '../../db/paging.js';
+import { guardrailCounts, type GuardrailWindows } from './guardrail-read.js';
+import { ensureEventPartitions, summarizeEventRanges } from './partitions.js';
+import * as store from './store.js';
 
-/** A half-open window (after, upTo] on created_at; null bounds are open. */
-export interface CreatedWindow {
-  after: Date | null;
-  upTo: Date | null;
-}
-
-export const ALL_TIME: CreatedWindow = { after: null, upTo: null };
-
-const windowOn = (column: SQL, w: CreatedWindow): SQL =>
-  sql.join([
-    w.after ? sql`${column} > ${w.after.toISOString()}::timestamptz` : sql`TRUE`,
-    w.upTo ? sql`${column} <= ${w.upTo.toISOString()}::timestamptz` : sql`TRUE`,
-  ], sql` AND `);
-
-/** Events tagged with no experiment but with a feature flag: they count for every experiment their user is in. */
-const UNTAGGED = sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`;
-
-const counted = (experimentId: string): SQL => sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (${UNTAGGED}))`;
-
-/** User ids in [from, to) in the column's order (either bound open when absent), for passes that split the users. */
-export interface UserRange {
-  from?: string;
-  to?: string;
-}
-
-/** A list of user ids, or a relation with a user_id column (e.g. the users of a consumer's CTE). */
-export type UserSet = string[] | SQL;
-
-const onlyUsers = (column: SQL, users: UserSet | undefined): SQL =>
-  users === undefined ? sql`TRUE`
-    : Array.isArray(users) ? sql`${column} = ANY(${sql.param(users)}::text[])`
-    : sql`${column} IN (${users})`;
-
-const inRange = (column: SQL, range: UserRange): SQL => sql.join([
-  range.from === undefined ? sql`TRUE` : sql`${column} >= ${range.from}`,
-  range.to === undefined ? sql`TRUE` : sql`${column} < ${range.to}`,
-], sql` AND `);
+export type { AssignmentOverlap } from './store.js';
+export type { VariantMetricStats } from './counting.js';
 
 /**
- * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
- * event name and UTC day: (user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Each event's
- * assignment is one probe of assignments_experiment_user_key, read index-only. `users` restricts it to those users,
- * `range` to a range of user ids (so that the window's users can be split over statements that run at once).
+ * Tracking's stored assignments and events as other modules may use them: counts (bandit, interactions, export),
+ * samples (segment preview), users seen (holdout), and the detaching of a deleted flag's events. It needs only the
+ * database, so it is built before every module that asks, and the loops those modules would otherwise close through
+ * the tracking service (which needs them in turn) do not exist.
  */
-export function countedEventsPerUserDay(
-  experimentId: string, eventNames: string[], w: CreatedWindow, { users, range = {} }: { users?: UserSet; range?: UserRange } = {},
-): SQL {
-  return sql`
-    SELECT a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
-           (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
-    FROM events e
-    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-    WHERE e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)}
-      AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}
-    GROUP BY a.user_id, a.variant_id, a.created_at, e.event_name, 5`;
-}
+export type TrackingData = ReturnType<typeof createTrackingData>;
 
-/**
- * Every counted event of one metric (from the start, up to `upTo` when given), each with its user's assignment, in
- * (user_id, created_at) order: (event_name, user_id, variant_id, created_at, value). Both kinds of counted event (tagged
- * with the experiment; untagged with a flag) come in that order from events_experiment_idx, whose INCLUDE columns make
- * the scans index-only, and the assignments from assignments_experiment_user_key: a merge join and a window over each
- * user's events then need no sort and no hash of the experiment's users. The consumer runs it with hash joins off
- * (`mergeOrdered` in the results store): costed on estimates, a hash join looks cheaper and is several times slower.
- * `range` keeps to a range of user ids, so that passes over disjoint ranges can run at once; `untagged: false` leaves
- * out the untagged stream when `untaggedEventsExist` says it is empty (one index scan then, with nothing to merge).
- */
-export function countedEventsInUserOrder(
-  experimentId: string, eventName: string, upTo: Date | null, { users, range = {}, untagged = true }: { users?: UserSet; range?: UserRange; untagged?: boolean } = {},
-): SQL {
-  const stream = (match: SQL) => sql`(
-    SELECT e.event_name, e.user_id, e.created_at, e.value FROM events e
-    WHERE ${match} AND e.event_name = ${eventName} AND e.kind = 'track' AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
-      AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}
-    ORDER BY e.user_id, e.created_at)`;
-  const tagged = stream(sql`e.experiment_id = ${experimentId}`);
-  return sql`
-    SELECT ev.event_name, ev.user_id, a.variant_id, ev.created_at, ev.value
-    FROM (${untagged ? sql`${tagged} UNION ALL ${stream(UNTAGGED)}` : tagged}) ev
-    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = ev.user_id AND ev.created_at >= a.created_at
-      AND ${onlyUsers(sql`a.user_id`, users)} AND ${inRange(sql`a.user_id`, range)}`;
-}
+export function createTrackingData(db: Db) {
+  return {
+    /** For guarded rollouts: guardrail event counts per user of the flag's exposed users and of the baseline. */
+    guardrailCounts: (windows: GuardrailWindows) => guardrailCounts(db, windows),
 
-/**
- * Whether any untagged counted event of the metrics (no experiment, a feature flag) exists up to `upTo`: (found). One
- * probe of events_experiment_idx per name; most metrics have none, and their reads then take one stream.
- */
-export function untaggedEventsExist(eventNames: string[], upTo: Date | null): SQL {
-  return sql`
-    SELECT EXISTS (
-      SELECT 1 FROM events e WHERE ${UNTAGGED} AND e.event_name = ANY(${sql.param(eventNames)}::text[]) AND e.kind = 'track'
-        AND ${windowOn(sql`e.created_at`, { after: null, upTo })}
-    ) AS found`;
-}
+    /** For bandit: per-variant analysed users, converters and value sums of one metric event, by the counting rule. */
+    variantMetricStats: (experimentId: string, eventName: string) => store.variantMetricStats(db, experimentId, eventName),
 
-/**
- * A user's counted events of one metric from the assignment up to `upTo`, as a LATERAL subquery over a consumer's
- * row that names the user, the event name and the assignment time: (event_count, value_sum). Index-only ranges of
- * events_experiment_idx (tagged; and untagged with a flag, unless `untagged` is false because `untaggedEventsExist`
- * found none), so its cost follows the users asked about, not the experiment's size.
- */
-export function countedTotalsOfUser(
-  experimentId: string, ref: { userId: SQL; eventName: SQL; assignedAt: SQL }, upTo: Date, untagged = true,
-): SQL {
-  const range = (match: SQL) => sql`
-    SELECT count(*) AS event_count, sum(e.value) AS value_sum FROM events e
-    WHERE ${match} AND e.event_name = ${ref.eventName} AND e.user_id = ${ref.userId} AND e.kind = 'track'
-      AND e.created_at >= ${ref.assignedAt} AND e.created_at <= ${upTo.toISOString()}::timestamptz`;
-  if (!untagged) return sql`SELECT event_count::bigint AS event_count, coalesce(value_sum, 0)::float8 AS value_sum FROM (${range(sql`e.experiment_id = ${experimentId}`)}) t`;
-  return sql`
-    SELECT sum(event_count)::bigint AS event_count, coalesce(sum(value_sum), 0)::float8 AS value_sum FROM (
-      ${range(sql`e.experiment_id = ${experimentId}`)}
-      UNION ALL
-      ${range(UNTAGGED)}
-    ) t`;
-}
+    /** For interactions: users shared by each pair of the experiments, and assigned users per experiment. */
+    assignmentOverlaps: (experimentIds: string[]) => store.assignmentOverlaps(db, experimentIds),
+    assignedUsersPerExperiment: (experimentIds: string[]) => store.assignedUsersPerExperiment(db, experimentIds),
 
-/**
- * The assignments of the given variants made in a window, as a relation `a` with the columns the caller names. A window
- * from the start reads the experiment's assignments in one scan; a later one takes one index range per variant of
- * assignments_experiment_variant_idx (experiment, variant, created_at), so a refresh reads only the new assignments.
- */
-function assignmentsIn(experimentId: string, variantIds: string[], w: CreatedWindow, columns: SQL, where: SQL = sql`TRUE`): SQL {
-  if (w.after === null) {
-    return sql`(
-      SELECT variant_id, ${columns} FROM assignments
-      WHERE experiment_id = ${experimentId} AND variant_id = ANY(${sql.param(variantIds)}::uuid[]) AND ${windowOn(sql`created_at`, w)} AND ${where}
-    ) a`;
-  }
-  return sql`(
-    SELECT v.id AS variant_id, r.* FROM unnest(${sql.param(variantIds)}::uuid[]) AS v(id)
-    JOIN LATERAL (
-      SELECT ${columns} FROM assignments
-      WHERE experiment_id = ${experimentId} AND variant_id = v.id AND ${windowOn(sql`created_at`, w)} AND ${where}
-    ) r ON TRUE
-  ) a`;
-}
+    /** For export: per-experiment and per-flag totals, and what was recorded in a period. */
+    experimentTotals: (experimentIds: string[]) => store.experimentTotals(db, experimentIds),
+    flagEventCounts: (flagIds: string[]) => store.flagEventCounts(db, flagIds),
+    periodCounts: (period: CreatedPeriod) => store.periodCounts(db, period),
 
-/** Assignments made in a window, per (variant_id, day): users. */
-export function assignmentsPerVariantDay(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
-  return sql`
-    SELECT a.variant_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
-    FROM ${assignmentsIn(experimentId, variantIds, w, sql`created_at`)}
-    GROUP BY 1, 2`;
-}
+    /** For holdout results: users seen since a time, with their event names, and the assigned user count. */
+    usersSeenSince: (since: Date, limit: number) => store.usersSeenSince(db, since, limit),
 
-/** The assignments of the given users, per (variant_id, day of assignment): users. */
-export function assignmentDaysOfUsers(experimentId: string, users: string[]): SQL {
-  return sql`
-    SELECT variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS users
-    FROM assignments WHERE experiment_id = ${experimentId} AND user_id = ANY(${sql.param(users)}::text[])
-    GROUP BY 1, 2`;
-}
+    /** For segment preview: recent assignment contexts (each with its user_id). */
+    sampleContexts: (limit: number) => store.recentAssignmentContexts(db, limit),
 
-/**
- * Scalar top-level values of the stored contexts of assignments made in a window, per (attribute, value, variant_id):
- * users. Objects, arrays and nulls are left out; values are their JSON text (strings unquoted). Read like
- * assignmentsPerVariantDay, so a read of the last minute finds only its assignments.
- */
-export function assignmentContextValues(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
-  return sql`
-    SELECT c.key AS attribute, c.value #>> '{}' AS value, a.variant_id, count(*)::bigint AS users
-    FROM ${assignmentsIn(experimentId, variantIds, w, sql`context`, sql`context IS NOT NULL`)}
-    CROSS JOIN LATERAL jsonb_each(a.context) c
-    WHERE jsonb_typeof(c.value) IN ('string', 'number', 'boolean')
-    GROUP BY 1, 2, 3`;
-}
+    /** For the flags module: a deleted flag's events are kept, detached from it. */
+    detachFlag: (flagId: string) => store.detachFlagEvents(db, flagId),
 
-/**
- * Users exposed to more than one variant: assigned users with a `track` event of this experiment that names another
- * variant than their assignment (a client that reports the wrong variant, or two identities merged into one user id):
- * (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written from the assignment
- * itself and never disagree with it. Only events that carry a variant can disagree: the partial events_exposure_idx
- * holds just those, by (experiment, time), so the check reads them and nothing else.
- *
- * A conflict belongs to a window when its event or the user's assignment falls in it: an event can come first (a
- * client that buckets by itself before the service assigns), and is then found when the assignment arrives, by one
- * probe of events_user_idx per new assignment (a LATERAL: a nested loop whatever the estimates). A window from the
- * start needs no second part: every assignment and event up to its end meet in the first. A later window reads its
- * new assignments as assignmentsIn does (one index range per variant of `variantIds`).
- */
-export function conflictingExposures(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
-  // Event e of this experiment names another variant than assignment a.
-  const disagrees = sql`e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id`;
-  const byAssignment = w.after === null ? sql`` : sql`
-      UNION ALL
-      SELECT a.user_id, a.variant_id, x.seen
-      FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
-      CROSS JOIN LATERAL (
-        SELECT min(e.created_at) AS seen FROM events e
-        WHERE e.user_id = a.user_id AND ${disagrees} AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.upTo })}
-      ) x
-      WHERE x.seen IS NOT NULL`;
-  return sql`
-    SELECT user_id, variant_id, min(seen) AS first_seen FROM (
-      SELECT a.user_id, a.variant_id, e.created_at AS seen
-      FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-      WHERE ${disagrees} AND ${windowOn(sql`e.created_at`, w)}${byAssignment}
-    ) c
-    GROUP BY user_id, variant_id`;
-}
+    /** For the scheduler: monthly event partitions exist ahead of time. */
+    ensurePartitions: async (now: Date): Promise<void> => {
+      await ensureEventPartitions(db, now);
+    },
 
-/** Every assignment of an experiment: (user_id, variant_id). */
-export function experimentAssignments(experimentId: string): SQL {
-  return sql`SELECT user_id, variant_id FROM assignments WHERE experiment_id = ${experimentId}`;
-}
-
-/** Every assignment with the text of one top-level attribute of its stored context: (user_id, variant_id, segment). */
-export function assignmentSegments(experimentId: string, attribute: string): SQL {
-  return sql`SELECT user_id, variant_id, context ->> ${attribute} AS segment FROM assignments WHERE experiment_id = ${experimentId}`;
-}
-
-/**
- * Pre-exposure history for CUPED: per assigned user, the counted events of a metric (same tagging rule) strictly
- * before the assignment: (user_id, event_count, value_sum).
- */
-export function preExposureTotals(experimentId: string, eventName: string): SQL {
-  return sql`
-    SELECT a.user_id, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
-    FROM assignments a
-    JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track' AND e.created_at < a.created_at
-      AND (e.experiment_id = ${experimentId} OR (${UNTAGGED}))
-    WHERE a.experiment_id = ${experimentId}
-    GROUP BY a.user_id`;
-}
-
-/** Users assigned to both experiments: (user_id, variant_a, variant_b). */
-export function sharedAssignments(experimentA: string, experimentB: string): SQL {
-  return sql`
-    SELECT a.user_id, a.variant_id AS variant_a, b.variant_id AS variant_b
-    FROM assignments a JOIN assignments b ON b.experiment_id = ${experimentB} AND b.user_id = a.user_id
-    WHERE a.experiment_id = ${experimentA}`;
+    /** For the scheduler, before the results rollup: the events' new block ranges are summarized (reads find them). */
+    summarizeRanges: async (): Promise<void> => {
+      await summarizeEventRanges(db);
+    },
+  };
 }

@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import { assignments, events } from '../../db/schema/tracking.js';
 import { inPeriod, type CreatedPeriod } from '../../db/paging.js';
+import { armMetricStats, type VariantMetricStats } from './counting.js';
 
 export interface EventRow {
   id: string;
@@ -71,40 +72,13 @@ export async function detachFlagEvents(db: Executor, flagId: string): Promise<vo
   await db.execute(sql`UPDATE events SET feature_flag_id = NULL WHERE feature_flag_id = ${flagId}`);
 }
 
-export interface VariantMetricStats {
-  variantId: string;
-  /** Assigned users. */
-  users: number;
-  /** Users with at least one event of the metric after their assignment. */
-  converters: number;
-  /** Sum and sum of squares of per-user value totals (users without events count 0). */
-  valueSum: number;
-  valueSumSquares: number;
-}
-
 /**
- * Per-variant sufficient statistics of one metric, aggregated in SQL: assigned users, users with at least one
- * `track` event named `eventName` of this experiment at or after their assignment (spec tracking rule 5: events sent
- * without an experiment key count in no results), and sums of per-user value totals.
+ * Per-variant sufficient statistics of one metric under the counting rule (counting.ts `armMetricStats`): analysed
+ * users, converters and sums of per-user value totals, as the results count them.
  */
 export async function variantMetricStats(db: Executor, experimentId: string, eventName: string): Promise<VariantMetricStats[]> {
-  const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(db, sql`
-    WITH per_user AS (
-      SELECT a.variant_id, a.user_id, sum(coalesce(e.value, 0)) AS total
-      FROM assignments a
-      JOIN events e ON e.user_id = a.user_id AND e.event_name = ${eventName} AND e.kind = 'track'
-        AND e.created_at >= a.created_at AND e.experiment_id = a.experiment_id
-      WHERE a.experiment_id = ${experimentId}
-      GROUP BY a.variant_id, a.user_id
-    ), converted AS (
-      SELECT variant_id, count(*)::int AS converters, sum(total)::float8 AS value_sum, sum(total * total)::float8 AS value_sumsq
-      FROM per_user GROUP BY variant_id
-    ), assigned AS (
-      SELECT variant_id, count(*)::int AS users FROM assignments WHERE experiment_id = ${experimentId} GROUP BY variant_id
-    )
-    SELECT a.variant_id, a.users, coalesce(c.converters, 0) AS converters,
-           coalesce(c.value_sum, 0) AS value_sum, coalesce(c.value_sumsq, 0) AS value_sumsq
-    FROM assigned a LEFT JOIN converted c ON c.variant_id = a.variant_id`);
+  const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(
+    db, armMetricStats(experimentId, eventName));
   return rows.map((r) => ({
     variantId: r.variant_id,
     users: Number(r.users),

@@ -3,28 +3,37 @@
  * the primary metric's conversion rate, each of the variants - 1 comparisons planned at alpha / comparisons under a
  * correction.
  */
-import { achievedPower, sampleSizeTwoProportions } from '../../stats/index.js';
-import { Unprocessable } from '../../platform/errors.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { achievedPower, sampleSizeTwoProportions } from '../stats/index.js';
+import type { ExperimentSettings } from './types.js';
 import { alphaFor, finite } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
-import type { SampleSizeQuery, SampleSizeResult } from './schemas.js';
+import type { CorrectionMethod, UnavailableReason } from './domain.js';
+import type { SampleSizeResult } from './model.js';
 
 export const DEFAULT_MDE = 0.05;
 export const DEFAULT_POWER = 0.8;
 export const RATE_REACHES_ONE = 'baseline_conversion_rate raised by mde reaches 100% or more';
 export const EFFECT_TOO_SMALL = 'mde changes baseline_conversion_rate too little for a finite sample size';
 
-export const UNAVAILABLE_REASONS = [
-  'no_metric', 'no_control_data', 'no_control_conversions', 'rate_at_boundary', 'effect_out_of_range', 'effect_too_small',
-] as const;
-export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
-export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 'sequential_testing', 'bayesian'] as const;
 
-export type { SampleSizeQuery, SampleSizeResult };
+/** The plan's settings (GET /results/{id}/sample-size's query; each absent one has its default). */
+export interface SampleSizeQuery {
+  baseline_conversion_rate?: number;
+  mde?: number;
+  confidence_level?: number;
+  power_target?: number;
+  correction_method?: CorrectionMethod;
+}
+
+/** A requested baseline the plan cannot use (the caller's mistake; results answer it with 422 on the field). */
+export class PlanRefused extends Error {
+  readonly field = 'baseline_conversion_rate';
+}
+
+export type { SampleSizeResult };
 
 /** Why the plan is only a guide for this experiment's design (none of these break the fixed-horizon formula's use). */
-function guideOnlyReasons(e: AnalysedExperiment): SampleSizeResult['guide_only_reasons'] {
+function guideOnlyReasons(e: ExperimentSettings): SampleSizeResult['guide_only_reasons'] {
   const reasons: SampleSizeResult['guide_only_reasons'] = [];
   if (e.experiment_type === 'bandit') reasons.push('adaptive_allocation');
   if (new Set(e.variants.map((v) => v.traffic_allocation)).size > 1) reasons.push('unequal_allocation');
@@ -37,7 +46,7 @@ function guideOnlyReasons(e: AnalysedExperiment): SampleSizeResult['guide_only_r
  * The plan for an experiment from its current totals. Nothing to plan from gives unavailable_reason; a requested
  * baseline that cannot be planned is the caller's mistake (422). The smallest variant is the current size.
  */
-export function sampleSizePlan(e: AnalysedExperiment, totals: Map<string, ArmTotals>, query: SampleSizeQuery): SampleSizeResult {
+export function sampleSizePlan(e: ExperimentSettings, totals: Map<string, ArmTotals>, query: SampleSizeQuery): SampleSizeResult {
   const metric = primaryMetric(e);
   const control = controlOf(e);
   const confidenceLevel = query.confidence_level ?? e.confidence_level;
@@ -88,7 +97,7 @@ export function sampleSizePlan(e: AnalysedExperiment, totals: Map<string, ArmTot
   else baseline = controlTotals.converters / controlTotals.users;
 
   const target = baseline * (1 + mde);
-  const refuse = (msg: string) => new Unprocessable({ type: 'value_error', loc: ['query', 'baseline_conversion_rate'], msg });
+  const refuse = (msg: string) => new PlanRefused(msg);
   if (!(target < 1)) {
     if (fromRequest) throw refuse(RATE_REACHES_ONE);
     return unavailable('effect_out_of_range');

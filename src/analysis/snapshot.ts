@@ -1,25 +1,16 @@
-import type { AnalysedExperiment } from './experiment.js';
-import type { AssignmentDay, ContextCount, GroupStats, MetricDay } from './store.js';
-
 /**
- * What the results of an experiment are computed from: per variant and UTC day, the assigned users and, per metric
- * event name, the day deltas of the sufficient statistics, without the users exposed to more than one variant (their
- * assignments apart, for the sample-ratio check); assigned users per context value for the SRM diagnosis. Small
- * (variants x days x metrics rows, plus the context values) and cached.
+ * Reading a snapshot (types.ts): an arm's totals over its days, the experiment's control, treatments and primary
+ * metric, and how every analysis names a metric.
  */
-export interface Snapshot {
-  assignments: AssignmentDay[];
-  metrics: Record<string, MetricDay[]>;
-  /** Assignments of the excluded users, per variant and day (empty when none). */
-  excludedAssignments?: AssignmentDay[];
-  contexts?: { counts: ContextCount[]; overLimit: string[] };
-}
+import type { ExperimentSettings, GroupStats, Snapshot } from './types.js';
+
+export type { Snapshot };
 
 /** Sufficient statistics of one variant for one metric. */
 export type ArmTotals = GroupStats;
 
-export type Variant = AnalysedExperiment['variants'][number];
-export type Metric = AnalysedExperiment['metrics'][number];
+export type Variant = ExperimentSettings['variants'][number];
+export type Metric = ExperimentSettings['metrics'][number];
 
 const EMPTY: ArmTotals = { users: 0, converters: 0, eventCount: 0, countSquares: 0, valueSum: 0, valueSquares: 0 };
 
@@ -69,24 +60,7 @@ export function daysOf(snapshot: Snapshot): string[] {
 export const metricHeader = (m: Metric) => ({ metric_id: m.id, metric_name: m.name, metric_type: m.metric_type, is_primary: m.is_primary });
 
 /** The metric results are judged on: the one flagged primary, else the first. */
-export const primaryMetric = (e: AnalysedExperiment): Metric | undefined => e.metrics.find((m) => m.is_primary) ?? e.metrics[0];
-export const controlOf = (e: AnalysedExperiment): Variant | undefined => e.variants.find((v) => v.is_control);
+export const primaryMetric = (e: ExperimentSettings): Metric | undefined => e.metrics.find((m) => m.is_primary) ?? e.metrics[0];
+export const controlOf = (e: ExperimentSettings): Variant | undefined => e.variants.find((v) => v.is_control);
 /** Treatments in created order (the view lists variants by created_at, then id). */
-export const treatmentsOf = (e: AnalysedExperiment): Variant[] => e.variants.filter((v) => !v.is_control);
-
-/** Metrics grouped by the window they need, so that metrics with the same watermark are read or rolled up at once. */
-/** The distinct event names of an experiment's metrics (one rollup stream each). */
-export const eventNamesOf = (e: { metrics: Array<{ event_name: string }> }): string[] => [...new Set(e.metrics.map((m) => m.event_name))];
-
-export function familiesOf<W>(names: string[], windowOf: (name: string) => W | undefined): Array<{ names: string[]; window: W }> {
-  const families = new Map<string, { names: string[]; window: W }>();
-  for (const name of names) {
-    const window = windowOf(name);
-    if (window === undefined) continue;
-    const key = JSON.stringify(window);
-    const family = families.get(key);
-    if (family) family.names.push(name);
-    else families.set(key, { names: [name], window });
-  }
-  return [...families.values()];
-}
+export const treatmentsOf = (e: ExperimentSettings): Variant[] => e.variants.filter((v) => !v.is_control);

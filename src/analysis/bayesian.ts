@@ -2,13 +2,13 @@
  * Beta-Binomial analysis of the primary metric's conversion rate with the experiment's bayesian_config
  * (src/stats/bayesian.ts): posteriors, probability to beat the control, expected loss, ROPE and a decision.
  */
-import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from '../experiments/domain.js';
-import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../../stats/index.js';
-import { ENGINE_VERSION } from '../bandit/schemas.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from './domain.js';
+import { betaBinomialAnalysis, bayesianDecision, credibleInterval, posterior } from '../stats/index.js';
+import { ENGINE_VERSION } from './domain.js';
+import type { ExperimentSettings } from './types.js';
 import { finite } from './compare.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals } from './snapshot.js';
-import type { BayesianBlock } from './schemas.js';
+import type { BayesianBlock } from './model.js';
 
 export type { BayesianBlock };
 export type BayesianVariant = BayesianBlock['variants'][number];
@@ -26,7 +26,7 @@ function overall(decisions: BayesianDecision[]): BayesianDecision {
 }
 
 /** null when there is no primary metric or no control. */
-export function bayesianBlock(e: AnalysedExperiment, totals: Map<string, ArmTotals>): BayesianBlock | null {
+export function bayesianBlock(e: ExperimentSettings, totals: Map<string, ArmTotals>): BayesianBlock | null {
   const metric = primaryMetric(e);
   const control = controlOf(e);
   if (!metric || !control) return null;

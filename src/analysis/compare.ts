@@ -3,11 +3,11 @@
  * converters for conversion metrics, Welch's t-test on per-user totals for the others, corrected over every
  * treatment of the metric.
  */
-import { adjust, compareProportions, fisherExactTwoSided, normalQuantile, summaryFromSums, welchTTest, type SampleSummary } from '../../stats/index.js';
-import type { CorrectionMethod } from '../experiments/domain.js';
+import { adjust, compareProportions, fisherExactTwoSided, summaryFromSums, welchTTest, type SampleSummary } from '../stats/index.js';
+import type { CorrectionMethod } from './domain.js';
 import type { ArmTotals, Variant } from './snapshot.js';
 import { totalsOf } from './snapshot.js';
-import type { VariantResult } from './schemas.js';
+import type { VariantResult } from './model.js';
 
 export type MetricKind = 'conversion' | 'count' | 'value';
 
@@ -120,6 +120,3 @@ export function variantResults(
     };
   });
 }
-
-/** z quantile for a two-sided interval at the level. */
-export const zFor = (confidenceLevel: number) => normalQuantile(1 - alphaFor(confidenceLevel) / 2);

@@ -3,11 +3,11 @@
  * over the daily looks of the assignments, and the chi-square check within each value of each assignment-context
  * attribute, Bonferroni-adjusted over every value tested, with the worst contributors named.
  */
-import { bonferroni, sequentialSrm, srmChiSquare, SRM_P_THRESHOLD, SRM_PRIOR_CONCENTRATION } from '../../stats/index.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { bonferroni, sequentialSrm, srmChiSquare, SRM_P_THRESHOLD, SRM_PRIOR_CONCENTRATION } from '../stats/index.js';
+import type { ExperimentSettings } from './types.js';
 import { finite } from './compare.js';
-import type { SrmDiagnosis, SrmSequential } from './schemas.js';
-import type { ContextCount } from './store.js';
+import type { SrmDiagnosis, SrmSequential } from './model.js';
+import type { ContextCount } from './types.js';
 import type { Snapshot } from './snapshot.js';
 
 /** Contributors named in srm.diagnosis.worst. */
@@ -16,7 +16,7 @@ export const WORST_CONTRIBUTORS = 5;
 export const MIN_EXPECTED_PER_VARIANT = 5;
 
 /** Cumulative assigned users per variant (experiment order) at the end of each UTC day with assignments. */
-export function dailyLooks(e: AnalysedExperiment, assignments: Snapshot['assignments']): number[][] {
+export function dailyLooks(e: ExperimentSettings, assignments: Snapshot['assignments']): number[][] {
   const index = new Map(e.variants.map((v, i) => [v.id, i]));
   const byDay = new Map<string, number[]>();
   for (const a of assignments) {
@@ -36,7 +36,7 @@ export function dailyLooks(e: AnalysedExperiment, assignments: Snapshot['assignm
 }
 
 /** The sequential test over the daily looks; null where the chi-square check is null (bandits, nothing to test). */
-export function sequentialSrmBlock(e: AnalysedExperiment, assignments: Snapshot['assignments']): SrmSequential | null {
+export function sequentialSrmBlock(e: ExperimentSettings, assignments: Snapshot['assignments']): SrmSequential | null {
   if (e.experiment_type === 'bandit') return null;
   const result = sequentialSrm(dailyLooks(e, assignments), e.variants.map((v) => v.traffic_allocation));
   if (!result) return null;
@@ -52,7 +52,7 @@ export function sequentialSrmBlock(e: AnalysedExperiment, assignments: Snapshot[
 }
 
 /** Chi-square within each value of each attribute; the worst values first. */
-export function srmDiagnosis(e: AnalysedExperiment, counts: ContextCount[], overLimit: string[], valueLimit: number): SrmDiagnosis | null {
+export function srmDiagnosis(e: ExperimentSettings, counts: ContextCount[], overLimit: string[], valueLimit: number): SrmDiagnosis | null {
   if (e.experiment_type === 'bandit' || e.variants.length < 2) return null;
   const index = new Map(e.variants.map((v, i) => [v.id, i]));
   const allocations = e.variants.map((v) => v.traffic_allocation);

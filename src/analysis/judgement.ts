@@ -2,23 +2,22 @@
  * How results are judged (spec, "How results are judged"; docs/statistics.md, "Recommendation logic"): the
  * sample-ratio check and the recommendation from the primary metric.
  */
-import { srmChiSquare, SRM_P_THRESHOLD } from '../../stats/index.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { srmChiSquare, SRM_P_THRESHOLD } from '../stats/index.js';
+import type { ExperimentSettings } from './types.js';
 import { finite, type VariantResult } from './compare.js';
-import type { SrmBlock, Summary } from './schemas.js';
+import type { Recommendation } from './domain.js';
+import type { SrmBlock, Summary } from './model.js';
 import type { Metric } from './snapshot.js';
 
 export type { SrmBlock };
 
-export const RECOMMENDATIONS = ['SHIP_VARIANT', 'KEEP_CONTROL', 'CONTINUE_TESTING', 'INCONCLUSIVE'] as const;
-export type Recommendation = (typeof RECOMMENDATIONS)[number];
 
 /**
  * Pearson chi-square of assigned users against the configured allocations. null when the check cannot run: bandit
  * experiments (allocation moves on purpose), fewer than two variants, or no assignments.
  */
 export function srmBlock(
-  e: AnalysedExperiment, users: Map<string, number>, extra: Pick<SrmBlock, 'sequential' | 'diagnosis' | 'auto_pause'>,
+  e: ExperimentSettings, users: Map<string, number>, extra: Pick<SrmBlock, 'sequential' | 'diagnosis' | 'auto_pause'>,
 ): SrmBlock | null {
   if (e.experiment_type === 'bandit') return null;
   const observed = e.variants.map((v) => users.get(v.id) ?? 0);

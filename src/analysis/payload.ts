@@ -1,18 +1,19 @@
 /**
- * The results payload (spec, "Results payload") from an experiment and its snapshot: pure, so every number can be
- * checked against src/stats directly.
+ * The analysis of an experiment (the results payload of the spec, "Results payload", without the experiment's
+ * envelope, which results add) from its settings and snapshot: pure, so every number can be checked against src/stats
+ * directly.
  */
-import type { CorrectionMethod } from '../experiments/domain.js';
-import type { AnalysedExperiment } from './experiment.js';
+import type { CorrectionMethod } from './domain.js';
+import type { ExperimentSettings } from './types.js';
 import { bayesianBlock } from './bayesian.js';
 import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';
 import { judge, srmBlock } from './judgement.js';
-import type { Diagnostics, ResultsPayload } from './schemas.js';
+import type { AnalysisResults, Diagnostics, MetricResult } from './model.js';
 import { sampleSizePlan } from './sample-size.js';
 import type { SegmentedResults } from './segments.js';
 import { sequentialBlock } from './sequential.js';
 import { armTotals, assignedUsers, metricHeader, primaryMetric, treatmentsOf, type Snapshot } from './snapshot.js';
-import { CONTEXT_VALUES_LIMIT } from './store.js';
+import { CONTEXT_VALUES_LIMIT } from './domain.js';
 import { sequentialSrmBlock, srmDiagnosis } from './srm.js';
 
 export interface ResultsOptions {
@@ -20,17 +21,16 @@ export interface ResultsOptions {
   confidence_level: number;
 }
 
-export type { ResultsPayload };
-export type MetricResult = ResultsPayload['metrics'][number];
+export type { AnalysisResults };
 
 /** Spec, "How results are judged" 4: sequential testing embedded at the stored alpha, control vs first treatment. */
-export function storedSequentialAlpha(e: AnalysedExperiment): number {
+export function storedSequentialAlpha(e: ExperimentSettings): number {
   const alpha = (e.sequential_testing_config as { alpha?: number } | null)?.alpha;
   return typeof alpha === 'number' ? alpha : 0.05;
 }
 
 /** Users exposed to more than one variant, per assigned variant (snapshot.excludedAssignments). */
-export function diagnosticsOf(e: AnalysedExperiment, snapshot: Snapshot): Diagnostics {
+export function diagnosticsOf(e: ExperimentSettings, snapshot: Snapshot): Diagnostics {
   const users = assignedUsers({ assignments: snapshot.excludedAssignments ?? [], metrics: {} });
   const excluded = [...users.values()].reduce((a, b) => a + b, 0);
   return {
@@ -41,8 +41,8 @@ export function diagnosticsOf(e: AnalysedExperiment, snapshot: Snapshot): Diagno
 }
 
 export function buildResults(
-  e: AnalysedExperiment, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, computedAt: Date, autoPause = false,
-): ResultsPayload {
+  e: ExperimentSettings, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, autoPause = false,
+): AnalysisResults {
   const metrics = e.metrics.map((m): MetricResult => {
     const kind = metricKind(m.metric_type);
     return {
@@ -72,12 +72,6 @@ export function buildResults(
   });
   const firstTreatment = treatmentsOf(e).slice(0, 1);
   return {
-    experiment_id: e.id,
-    experiment_name: e.name,
-    status: e.status,
-    start_date: e.start_date,
-    end_date: e.end_date,
-    computed_at: computedAt.toISOString(),
     correction_method: options.correction_method,
     confidence_level: options.confidence_level,
     metrics,
@@ -88,6 +82,5 @@ export function buildResults(
     bayesian_results: e.bayesian_enabled ? bayesianBlock(e, primaryTotals) : null,
     breakdown,
     diagnostics: diagnosticsOf(e, snapshot),
-    analysis_status: 'ga',
   };
 }

@@ -2,14 +2,14 @@
  * Daily results: for every UTC day from the first with data, each metric's numbers as they stood at the end of that
  * day (cumulative), with the raw p-value of each treatment against the control.
  */
-import type { AnalysedExperiment } from './experiment.js';
+import type { ExperimentSettings } from './types.js';
 import { compareArms, finite, meanOf, metricKind } from './compare.js';
 import { armTotals, controlOf, daysOf, metricHeader, totalsOf, type Snapshot } from './snapshot.js';
-import type { DailyResults } from './schemas.js';
+import type { DailyResults } from './model.js';
 
 export type { DailyResults };
 
-export function dailyResults(e: AnalysedExperiment, snapshot: Snapshot, computedAt: Date): DailyResults {
+export function dailyResults(e: ExperimentSettings, snapshot: Snapshot, computedAt: Date): DailyResults {
   const days = daysOf(snapshot);
   const control = controlOf(e);
   return {

@@ -2,14 +2,13 @@
  * Sequential analysis of the primary metric's conversion rate: mSPRT always-valid p-values and confidence sequences
  * (src/stats/sequential.ts), valid however often the results are looked at.
  */
-import { confidenceSequenceTwoProportions, msprtTwoProportions } from '../../stats/index.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { confidenceSequenceTwoProportions, msprtTwoProportions } from '../stats/index.js';
+import type { ExperimentSettings } from './types.js';
 import { finite } from './compare.js';
 import { DEFAULT_MDE } from './sample-size.js';
 import { controlOf, primaryMetric, totalsOf, type ArmTotals, type Variant } from './snapshot.js';
-import type { SequentialBlock } from './schemas.js';
+import type { SequentialBlock } from './model.js';
 
-export const EARLY_STOP = ['STOP_FOR_EFFICACY', 'STOP_FOR_HARM', 'CONTINUE'] as const;
 
 export type { SequentialBlock };
 export type SequentialComparison = SequentialBlock['comparisons'][number];
@@ -21,7 +20,7 @@ export type SequentialComparison = SequentialBlock['comparisons'][number];
  * metric, control or treatment.
  */
 export function sequentialBlock(
-  e: AnalysedExperiment, totals: Map<string, ArmTotals>, alpha: number, treatments: readonly Variant[],
+  e: ExperimentSettings, totals: Map<string, ArmTotals>, alpha: number, treatments: readonly Variant[],
 ): SequentialBlock | null {
   const metric = primaryMetric(e);
   const control = controlOf(e);

@@ -2,23 +2,20 @@
  * CUPED variance reduction of conversion metrics (src/stats/cuped.ts): the covariate is each user's pre-exposure
  * history of the metric named by variance_reduction_config.covariate_metric_id; stored correction and level apply.
  */
-import { adjust, cupedCompare, type CupedStats } from '../../stats/index.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { adjust, cupedCompare, type CupedStats } from '../stats/index.js';
+import type { ExperimentSettings } from './types.js';
 import { alphaFor, finite } from './compare.js';
-import type { CupedSums } from './store.js';
+import type { CupedSums } from './types.js';
 import { controlOf, type Metric } from './snapshot.js';
-import type { CupedResult } from './schemas.js';
+import type { CupedUnavailable } from './domain.js';
+import type { CupedResult } from './model.js';
 
-export const CUPED_UNAVAILABLE = [
-  'no_covariate_metric', 'covariate_metric_not_found', 'no_control', 'insufficient_data', 'no_covariate_variance',
-] as const;
-export type CupedUnavailable = (typeof CUPED_UNAVAILABLE)[number];
 
 export type CupedComparison = CupedResult['metrics'][number]['comparisons'][number];
 export type CupedMetric = CupedResult['metrics'][number];
 
 /** The covariate metric named by the experiment's config, or why there is none. */
-export function covariateOf(e: AnalysedExperiment): { metric: Metric } | { reason: CupedUnavailable } {
+export function covariateOf(e: ExperimentSettings): { metric: Metric } | { reason: CupedUnavailable } {
   const id = (e.variance_reduction_config as { covariate_metric_id?: string | null } | null)?.covariate_metric_id;
   if (!id) return { reason: 'no_covariate_metric' };
   const metric = e.metrics.find((m) => m.id === id);
@@ -33,7 +30,7 @@ const statsOf = (s: CupedSums | undefined): CupedStats => ({
  * Each treatment of one conversion metric against the control, or the reason it cannot be computed (`reason` given:
  * for the whole metric). corrected_p_value adjusts the computable treatments' p-values together.
  */
-export function cupedMetric(e: AnalysedExperiment, metric: Metric, sums: CupedSums[], reason: CupedUnavailable | null): CupedMetric {
+export function cupedMetric(e: ExperimentSettings, metric: Metric, sums: CupedSums[], reason: CupedUnavailable | null): CupedMetric {
   const control = controlOf(e);
   const byVariant = new Map(sums.map((s) => [s.variantId, s]));
   const level = e.confidence_level;

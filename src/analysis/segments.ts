@@ -3,13 +3,13 @@
  * `breakdown` of GET /results) applies its own Bonferroni over the segments (spec, "How results are judged" 2); the
  * segment breakdown route reports counts only.
  */
-import { bonferroni } from '../../stats/index.js';
-import type { CorrectionMethod } from '../experiments/domain.js';
-import type { AnalysedExperiment } from './experiment.js';
+import { bonferroni } from '../stats/index.js';
+import type { CorrectionMethod } from './domain.js';
+import type { ExperimentSettings } from './types.js';
 import { alphaFor, meanOf, metricKind, variantResults } from './compare.js';
-import type { SegmentStats } from './store.js';
+import type { SegmentStats } from './types.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
-import type { Breakdown, SegmentCounts } from './schemas.js';
+import type { Breakdown, SegmentCounts } from './model.js';
 
 /** Segments listed at most, the largest first; the rest are counted in segments_omitted. */
 export const MAX_SEGMENTS = 50;
@@ -45,7 +45,7 @@ export type SegmentMetric = Breakdown['segments'][number]['metrics'][number];
  * together by Bonferroni (the experiment's own correction does not apply here).
  */
 export function segmentedResults(
-  e: AnalysedExperiment, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
+  e: ExperimentSettings, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
 ): SegmentedResults {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);
@@ -81,7 +81,7 @@ export type { SegmentCounts };
 
 /** Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for. */
 export function segmentCounts(
-  e: AnalysedExperiment, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
+  e: ExperimentSettings, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
 ): SegmentCounts {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);
