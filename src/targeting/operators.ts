@@ -7,7 +7,8 @@
  *    except `is_null` (true). That includes the negative operators: `not_equals`, `not_in`,
  *    `not_contains`, `not_regex` are false on a missing attribute.
  *  - A malformed rule value (wrong type, invalid regex / version / date) makes the condition
- *    false, for the positive and the negative operator alike.
+ *    false, for the positive and the negative operator alike; so does a regex search costing more
+ *    than MAX_REGEX_TEST_COST (regex.ts), which is not run.
  *  - Otherwise each negative operator is exactly the negation of its positive twin
  *    (a context value of an unusable type fails `contains` and so passes `not_contains`).
  *  - Never throws.

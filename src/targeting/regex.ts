@@ -11,7 +11,7 @@
  *   and the condition is unevaluable, as for an invalid pattern (`regexSearch`).
  *
  * Why these caps (issue #27): RE2 is linear in the input, but the factor is the program. re2js's lazy DFA builds a
- * state per character on a pattern whose states never repeat, at about 0.2 µs per instruction (bench/regex.ts), so
+ * state per character on a pattern whose states never repeat, at 0.2 µs or more per instruction (bench/regex.ts), so
  * `(?i)(?:(\w+)\s?){1,999}#` (7,000 instructions) took 2.5 s on an 8 KB attribute. Program size bounds the cost per
  * character, the test cost bounds one search, and MAX_REGEX_CONDITIONS (validate.ts) the searches of one evaluation.
  */
@@ -22,9 +22,9 @@ export const MAX_REGEX_PATTERN_LENGTH = 500;
 export const MAX_REGEX_PROGRAM_SIZE = 100;
 /**
  * Work units one search may cost: program size × (UTF-16 length of the text + 1). A pattern of 100 instructions reads
- * up to 159 characters, one of 20 up to 799.
+ * up to 99 characters, one of 20 up to 499, one of 10 up to 999.
  */
-export const MAX_REGEX_TEST_COST = 16_000;
+export const MAX_REGEX_TEST_COST = 10_000;
 /**
  * Patterns whose estimated expansion (estimatedProgramSize) is above this are refused without compiling: compiling
  * is linear in the expanded program, and `x{1000}` makes a 6-character pattern expand to 1,000 instructions.
