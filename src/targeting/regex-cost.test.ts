@@ -203,7 +203,7 @@ describe('property: bounded work for accepted rules', () => {
         expect(measure(() => compileFlag(flag(flagRules)).evaluate('u1', context, env))).toBeLessThanOrEqual(bound);
         expect(measure(() => compileFlag(flag(flagRules)).explain('u1', context, env))).toBeLessThanOrEqual(bound);
       }),
-      { numRuns: 150 },
+      { numRuns: 100 },
     );
   }, 120_000);
 });
