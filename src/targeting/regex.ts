@@ -22,9 +22,9 @@ export const MAX_REGEX_PATTERN_LENGTH = 500;
 export const MAX_REGEX_PROGRAM_SIZE = 100;
 /**
  * Work units one search may cost: program size × (UTF-16 length of the text + 1). A pattern of 100 instructions reads
- * up to 99 characters, one of 20 up to 499, one of 10 up to 999.
+ * up to 79 characters, one of 20 up to 399, one of 10 up to 799.
  */
-export const MAX_REGEX_TEST_COST = 10_000;
+export const MAX_REGEX_TEST_COST = 8_000;
 /**
  * Patterns whose estimated expansion (estimatedProgramSize) is above this are refused without compiling: compiling
  * is linear in the expanded program, and `x{1000}` makes a 6-character pattern expand to 1,000 instructions.

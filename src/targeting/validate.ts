@@ -14,7 +14,7 @@ export const MAX_ATTRIBUTE_LENGTH = 256;
 /**
  * Regex conditions one evaluation may run: a flag's or experiment's own, plus those of the segments it names (each
  * time a condition names one, as evaluation runs them). With MAX_REGEX_TEST_COST per search this bounds the regex
- * work of one evaluation to 100,000 units (issue #27; regex.ts).
+ * work of one evaluation to 80,000 units (issue #27; regex.ts).
  */
 export const MAX_REGEX_CONDITIONS = 10;
 
