@@ -18,6 +18,7 @@ import {
   estimatedProgramSize,
   MAX_REGEX_PROGRAM_SIZE,
   MAX_REGEX_TEST_COST,
+  regexCacheSize,
   regexProblem,
   regexTest,
   regexWorkDone,
@@ -83,6 +84,12 @@ describe('regex conditions per evaluation', () => {
     expect(validateRuleSet(rules(regexes(MAX_REGEX_CONDITIONS)))).toBeNull();
     expect(validateRuleSet(rules(regexes(MAX_REGEX_CONDITIONS + 1)))).toBe(RULE_MESSAGES.tooManyRegex);
     expect(validateRuleSet(rules([...regexes(MAX_REGEX_CONDITIONS), c('email', 'not_regex', 'x')]))).toBe(RULE_MESSAGES.tooManyRegex);
+  });
+  it('refuses 999 distinct patterns without compiling any of them', () => {
+    const cached = regexCacheSize();
+    const many = rules(Array.from({ length: 999 }, (_, i) => c('email', 'regex', `^never-compiled-${i}$`)));
+    expect(validateRuleSet(many)).toBe(RULE_MESSAGES.tooManyRegex);
+    expect(regexCacheSize()).toBe(cached);
   });
   it("counts a segment's regex conditions each time a condition names it", () => {
     const env = envOf({ s5: rules(regexes(5)), s0: rules([c('plan', 'equals', 'pro')]) });

@@ -137,8 +137,8 @@ export function countRegexConditions(rules: unknown): number {
 
 /**
  * Validates flag / experiment targeting rules. Order: rule-set fields, groups (shape and the
- * 1000 groups+conditions limit), conditions (shape, operator, value, regex program size), distinct segments ≤ 10,
- * regex conditions ≤ 10 (the segments' are counted by the caller, who has them: regexConditionsExceeded).
+ * 1000 groups+conditions limit), regex conditions ≤ 10 (the segments' are counted by the caller, who has them:
+ * regexConditionsExceeded), conditions (shape, operator, value, regex program size), distinct segments ≤ 10.
  */
 export function validateRuleSet(rules: unknown): string | null {
   const m = RULE_MESSAGES;
@@ -154,6 +154,11 @@ export function validateRuleSet(rules: unknown): string | null {
     if (nodes > MAX_RULE_NODES) return m.tooManyNodes;
     checked.push(g);
   }
+  // Counted before the conditions are checked: checking a regex compiles it, and refusing 1,000 of them should not
+  // compile them first.
+  let regexes = 0;
+  for (const g of checked) for (const c of g.conditions as unknown[]) if (isObj(c) && isRegexOperator(c.operator)) regexes += 1;
+  if (regexes > MAX_REGEX_CONDITIONS) return m.tooManyRegex;
   const segments = new Set<string>();
   for (const g of checked) {
     for (const c of g.conditions as unknown[]) {
@@ -166,7 +171,6 @@ export function validateRuleSet(rules: unknown): string | null {
       }
     }
   }
-  if (countRegexConditions(rules) > MAX_REGEX_CONDITIONS) return m.tooManyRegex;
   return null;
 }
 
