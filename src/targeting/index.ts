@@ -41,7 +41,6 @@ export {
   MAX_REGEX_PROGRAM_SIZE,
   MAX_REGEX_TEST_COST,
   REGEX_CACHE_SIZE,
-  type RegexProblem,
 } from './regex.js';
 export {
   evaluateRuleSet,
@@ -60,7 +59,6 @@ export {
   validateSegmentRules,
   isRuleSetShape,
   collectSegmentIds,
-  countRegexConditions,
   RULE_MESSAGES,
   SEGMENT_RULE_MESSAGES,
   MAX_RULE_NODES,
