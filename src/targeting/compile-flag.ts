@@ -192,7 +192,7 @@ function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram 
     try {
       return runRules(compiled, ctx, uid, env, exhaustive, null);
     } catch {
-      // SegmentError (missing / invalid segment), as evaluateFlag.
+      // SegmentError (missing / invalid segment) or RegexLimitError, as evaluateFlag.
       return undefined;
     }
   };

@@ -20,12 +20,20 @@
  * afterwards, contexts are JSON data (no getters), and `env.segments` answers the same id the same way during one
  * evaluation.
  */
-import { lookupSegment, MAX_SEGMENT_NESTING, renderCondition, SegmentError, type Explanation } from './evaluate.js';
-import { compileRegex } from './regex.js';
+import {
+  lookupSegment,
+  MAX_SEGMENT_NESTING,
+  regexConditionsExceeded,
+  RegexLimitError,
+  renderCondition,
+  SegmentError,
+  type Explanation,
+} from './evaluate.js';
+import { compileRegex, regexSearch } from './regex.js';
 import { isScalar, parseDate, toNumber } from './operators.js';
 import { compareSemver, parseSemver, type SemVer } from './semver.js';
 import type { EvaluationEnv } from './types.js';
-import { collectSegmentIds, isRuleSetShape } from './validate.js';
+import { collectSegmentIds, countRegexConditions, isRuleSetShape, MAX_REGEX_CONDITIONS } from './validate.js';
 
 type Obj = Record<string, unknown>;
 /** The context as conditions read it: a plain object, or null when it has no attributes (not an object). */
@@ -62,6 +70,10 @@ export interface CompiledRules {
   groups: CompiledGroup[];
   /** collectSegmentIds(rules): what is resolved before every evaluation. */
   segmentIds: string[];
+  /** countRegexConditions(rules): own regex conditions, checked against MAX_REGEX_CONDITIONS before evaluating. */
+  regexCount: number;
+  /** The rules compiled: what the regex limit counts through segments (regexConditionsExceeded). */
+  source: unknown;
 }
 
 export const NO_ENV: EvaluationEnv = Object.freeze({});
@@ -239,13 +251,10 @@ function compileRegexTest(value: unknown, positive: boolean): ValueTest | null {
   if (re === null) return null;
   return (a) => {
     const hay = asText(a);
-    // Not text: no match (so not_regex holds); a matcher failure is "malformed" (false either way).
+    // Not text: no match (so not_regex holds); a search too costly or failing is "malformed" (false either way).
     if (hay === null) return !positive;
-    try {
-      return re.test(hay) === positive;
-    } catch {
-      return false;
-    }
+    const found = regexSearch(re, hay);
+    return found !== null && found === positive;
   };
 }
 
@@ -526,9 +535,11 @@ function compileCondition(c: Obj, pool: ConditionPool | null): CompiledCondition
 /** Compiles a rule set; conditions are shared with the other rule sets compiled with the same `pool`. */
 export function compileRules(rules: unknown, pool: ConditionPool | null = null): CompiledRules {
   const segmentIds = collectSegmentIds(rules);
-  if (!isRuleSetShape(rules)) return { shape: false, and: false, negate: false, groups: [], segmentIds };
+  if (!isRuleSetShape(rules)) return { shape: false, and: false, negate: false, groups: [], segmentIds, regexCount: 0, source: rules };
   return {
     shape: true,
+    regexCount: countRegexConditions(rules),
+    source: rules,
     and: rules.logical_operator === 'AND',
     negate: rules.negate === true,
     groups: rules.groups.map((g) => ({
@@ -576,7 +587,10 @@ function evalRules(
   return rules.negate ? !acc : acc;
 }
 
-/** Resolves the segments, then evaluates (evaluateRuleSet / explainRuleSet with `trace`). Throws only SegmentError. */
+/**
+ * Resolves the segments, checks the regex limit, then evaluates (evaluateRuleSet / explainRuleSet with `trace`).
+ * Throws only SegmentError and RegexLimitError.
+ */
 export function runRules(
   rules: CompiledRules,
   ctx: Ctx,
@@ -585,7 +599,12 @@ export function runRules(
   exhaustive: boolean,
   trace: string[] | null,
 ): boolean {
-  if (rules.segmentIds.length > 0) resolveSegments(rules.segmentIds, env, NO_CHAIN);
+  if (rules.segmentIds.length > 0) {
+    resolveSegments(rules.segmentIds, env, NO_CHAIN);
+    if (regexConditionsExceeded(rules.source, env)) throw new RegexLimitError();
+  } else if (rules.regexCount > MAX_REGEX_CONDITIONS) {
+    throw new RegexLimitError();
+  }
   return evalRules(rules, ctx, uid, env, 0, exhaustive, trace);
 }
 
@@ -613,10 +632,11 @@ function combine(tests: GroupTest[], and: boolean, negate: boolean): GroupTest {
 
 /**
  * evalRules(rules, ctx, uid, NO_ENV, 0, false, null) for a rule set naming no segment (its conditions then read
- * neither `env` nor `depth`, and never throw); null when it names one.
+ * neither `env` nor `depth`, and never throw); null when it names one, or has more regex conditions than allowed
+ * (runRules throws RegexLimitError for it).
  */
 export function segmentFreeMatcher(rules: CompiledRules): SegmentFreeMatcher | null {
-  if (rules.segmentIds.length > 0) return null;
+  if (rules.segmentIds.length > 0 || rules.regexCount > MAX_REGEX_CONDITIONS) return null;
   if (!rules.shape) return () => false;
   // Without segments every condition is a value condition or a constant (an unusable in_segment), neither of which
   // reads `env` or `depth`: called without them.

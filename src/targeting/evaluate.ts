@@ -11,7 +11,12 @@
  *    references (transitively) is resolved through `env.segments`; if one is missing, has
  *    invalid rules, or segments nest deeper than MAX_SEGMENT_NESTING / form a cycle,
  *    evaluation throws a SegmentError — regardless of short-circuiting, so the outcome never
- *    depends on condition order. SegmentError is the only error these functions throw.
+ *    depends on condition order.
+ *  - Then, if the rule set reaches more than MAX_REGEX_CONDITIONS regex conditions (its own, plus
+ *    those of the segments it names each time it names them: what evaluation may run), it throws a
+ *    RegexLimitError, again before evaluating anything. Validation refuses such rules; this is
+ *    for rules stored before the limit, or a segment edited after a flag named it.
+ *    SegmentError and RegexLimitError are the only errors these functions throw.
  *  - id_list segments test the context's `user_id` (looked up like any attribute; must be a
  *    string, otherwise the user is not a member). rules segments evaluate their rules against
  *    the same context.
@@ -19,7 +24,7 @@
 import { lookupAttribute } from './context.js';
 import { applyOperator } from './operators.js';
 import type { CompiledSegment, EvaluationEnv } from './types.js';
-import { collectSegmentIds, isRuleSetShape } from './validate.js';
+import { collectSegmentIds, countRegexConditions, isRuleSetShape, MAX_REGEX_CONDITIONS } from './validate.js';
 
 /** How many segments may nest inside one another (segment rules normally cannot reference any). */
 export const MAX_SEGMENT_NESTING = 4;
@@ -41,6 +46,47 @@ export class SegmentError extends Error {
     this.segmentId = segmentId;
     this.problem = problem;
   }
+}
+
+export class RegexLimitError extends Error {
+  constructor() {
+    super(`Targeting rules reach more than ${MAX_REGEX_CONDITIONS} regex conditions`);
+    this.name = 'RegexLimitError';
+  }
+}
+
+/**
+ * Whether evaluating `rules` may run more than MAX_REGEX_CONDITIONS regex conditions: its own, plus, for each
+ * condition naming a rules segment, that segment's (recursively, nesting as resolveSegments allows). Stops counting
+ * past the limit. Call after resolveSegments, which has refused cycles.
+ */
+export function regexConditionsExceeded(rules: unknown, env: EvaluationEnv): boolean {
+  return regexConditionsReached(rules, env, 0, new Map()) > MAX_REGEX_CONDITIONS;
+}
+
+function regexConditionsReached(rules: unknown, env: EvaluationEnv, depth: number, bySegment: Map<string, number>): number {
+  if (!isRuleSetShape(rules)) return 0;
+  let n = countRegexConditions(rules);
+  for (const g of rules.groups) {
+    for (const c of g.conditions) {
+      if (n > MAX_REGEX_CONDITIONS) return n;
+      if ((c.operator === 'in_segment' || c.operator === 'not_in_segment') && typeof c.value === 'string' && c.value !== '') {
+        n += segmentRegexConditions(c.value, env, depth, bySegment);
+      }
+    }
+  }
+  return n;
+}
+
+function segmentRegexConditions(id: string, env: EvaluationEnv, depth: number, bySegment: Map<string, number>): number {
+  let n = bySegment.get(id);
+  if (n === undefined) {
+    const seg = lookupSegment(env, id);
+    bySegment.set(id, 0);
+    n = seg?.kind === 'rules' && depth < MAX_SEGMENT_NESTING ? regexConditionsReached(seg.rules, env, depth + 1, bySegment) : 0;
+    bySegment.set(id, n);
+  }
+  return n;
 }
 
 export interface Explanation {
@@ -154,11 +200,17 @@ function evalRules(rules: unknown, ctx: unknown, env: EvaluationEnv, depth: numb
   return rules.negate === true ? !r : r;
 }
 
+/** Throws SegmentError or RegexLimitError when the rules cannot be evaluated (see file comment). */
+function checkEvaluable(rules: unknown, env: EvaluationEnv): void {
+  resolveSegments(rules, env, []);
+  if (regexConditionsExceeded(rules, env)) throw new RegexLimitError();
+}
+
 /**
- * Evaluates a rule set against a context. Never throws except SegmentError (see file comment).
+ * Evaluates a rule set against a context. Never throws except SegmentError and RegexLimitError (see file comment).
  */
 export function evaluateRuleSet(rules: unknown, context: unknown, env: EvaluationEnv = {}): boolean {
-  resolveSegments(rules, env, []);
+  checkEvaluable(rules, env);
   return evalRules(rules, context, env, 0, null);
 }
 
@@ -167,7 +219,7 @@ export function evaluateRuleSet(rules: unknown, context: unknown, env: Evaluatio
  * in document order; conditions inside referenced segments are not listed).
  */
 export function explainRuleSet(rules: unknown, context: unknown, env: EvaluationEnv = {}): Explanation {
-  resolveSegments(rules, env, []);
+  checkEvaluable(rules, env);
   const trace: string[] = [];
   const matched = evalRules(rules, context, env, 0, trace);
   return { matched, matchedConditions: trace };

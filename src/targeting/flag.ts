@@ -84,7 +84,7 @@ export function evaluateFlag(
     const extra = matchedConditions.length > 0 ? { rule: describeRule(matchedConditions) } : {};
     return rolledIn ? { enabled: true, reason: 'targeting_match', ...extra } : { enabled: false, reason: 'rollout', ...extra };
   } catch {
-    // SegmentError (missing / invalid segment) — and, defensively, anything else.
+    // SegmentError (missing / invalid segment), RegexLimitError — and, defensively, anything else.
     return { enabled: false, reason: 'error' };
   }
 }

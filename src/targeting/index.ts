@@ -32,13 +32,24 @@ export {
 } from './context.js';
 export { applyOperator, isValidOperatorValue, scalarEquals, toNumber, parseDate, type Scalar } from './operators.js';
 export { parseSemver, compareSemver, MAX_SEMVER_LENGTH, type SemVer } from './semver.js';
-export { compileRegex, isValidRegex, regexTest, MAX_REGEX_PATTERN_LENGTH, REGEX_CACHE_SIZE } from './regex.js';
+export {
+  compileRegex,
+  isValidRegex,
+  regexTest,
+  regexProblem,
+  MAX_REGEX_PATTERN_LENGTH,
+  MAX_REGEX_PROGRAM_SIZE,
+  MAX_REGEX_TEST_COST,
+  REGEX_CACHE_SIZE,
+} from './regex.js';
 export {
   evaluateRuleSet,
   explainRuleSet,
   renderCondition,
   renderValue,
   SegmentError,
+  RegexLimitError,
+  regexConditionsExceeded,
   MAX_SEGMENT_NESTING,
   type SegmentProblem,
   type Explanation,
@@ -53,6 +64,7 @@ export {
   MAX_RULE_NODES,
   MAX_SEGMENTS_PER_RULESET,
   MAX_ATTRIBUTE_LENGTH,
+  MAX_REGEX_CONDITIONS,
   MAX_SEGMENT_GROUPS,
   MAX_SEGMENT_CONDITIONS,
   MAX_SEGMENT_REGEX_CONDITIONS,

@@ -7,12 +7,13 @@
  *    except `is_null` (true). That includes the negative operators: `not_equals`, `not_in`,
  *    `not_contains`, `not_regex` are false on a missing attribute.
  *  - A malformed rule value (wrong type, invalid regex / version / date) makes the condition
- *    false, for the positive and the negative operator alike.
+ *    false, for the positive and the negative operator alike; so does a regex search costing more
+ *    than MAX_REGEX_TEST_COST (regex.ts), which is not run.
  *  - Otherwise each negative operator is exactly the negation of its positive twin
  *    (a context value of an unusable type fails `contains` and so passes `not_contains`).
  *  - Never throws.
  */
-import { compileRegex, regexTest } from './regex.js';
+import { compileRegex, regexSearch } from './regex.js';
 import { compareSemver, parseSemver } from './semver.js';
 
 export type Scalar = string | number | boolean;
@@ -152,12 +153,13 @@ function dates(actual: unknown, expected: unknown, test: (a: number, b: number) 
   return a !== null && b !== null && test(a, b);
 }
 
-/** Regex result: null when the pattern is invalid (malformed rule). */
+/** Regex result: null when the pattern is invalid (malformed rule) or the search too costly (unevaluable). */
 function regex(actual: unknown, expected: unknown): boolean | null {
-  if (compileRegex(expected) === null) return null;
+  const re = compileRegex(expected);
+  if (re === null) return null;
   const hay = asText(actual);
   if (hay === null) return false;
-  return regexTest(expected, hay);
+  return regexSearch(re, hay);
 }
 
 /**

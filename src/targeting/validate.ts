@@ -3,6 +3,7 @@
  * (never echoing submitted values) or null when the rules are acceptable.
  */
 import { isValidOperatorValue } from './operators.js';
+import { MAX_REGEX_PROGRAM_SIZE, regexProblem } from './regex.js';
 import { isOperator, isSegmentOperator, type RuleSet } from './types.js';
 
 /** Flag / experiment rules: groups + conditions counted together. */
@@ -10,11 +11,17 @@ export const MAX_RULE_NODES = 1000;
 /** Flag / experiment rules: distinct segment ids referenced. */
 export const MAX_SEGMENTS_PER_RULESET = 10;
 export const MAX_ATTRIBUTE_LENGTH = 256;
+/**
+ * Regex conditions one evaluation may run: a flag's or experiment's own, plus those of the segments it names (each
+ * time a condition names one, as evaluation runs them). With MAX_REGEX_TEST_COST per search this bounds the regex
+ * work of one evaluation to 80,000 units (issue #27; regex.ts).
+ */
+export const MAX_REGEX_CONDITIONS = 10;
 
 /** Segment rules limits. */
 export const MAX_SEGMENT_GROUPS = 20;
 export const MAX_SEGMENT_CONDITIONS = 50;
-export const MAX_SEGMENT_REGEX_CONDITIONS = 10;
+export const MAX_SEGMENT_REGEX_CONDITIONS = MAX_REGEX_CONDITIONS;
 export const MAX_SEGMENT_LIST_VALUES = 1000;
 
 export const RULE_MESSAGES = {
@@ -29,6 +36,8 @@ export const RULE_MESSAGES = {
   value: 'targeting rules: a condition value does not suit its operator',
   tooManyNodes: 'targeting rules: at most 1000 groups and conditions are allowed',
   tooManySegments: 'targeting rules: at most 10 distinct segments are allowed',
+  regexTooLarge: `targeting rules: a regex pattern may compile to at most ${MAX_REGEX_PROGRAM_SIZE} instructions`,
+  tooManyRegex: `targeting rules: at most ${MAX_REGEX_CONDITIONS} regex conditions are allowed, counting those of the segments named`,
 } as const;
 
 export const SEGMENT_RULE_MESSAGES = {
@@ -48,6 +57,7 @@ export const SEGMENT_RULE_MESSAGES = {
   value: 'Segment rules have a condition value that does not suit its operator',
   tooManyRegex: 'Segment rules may have at most 10 regex conditions',
   tooManyListValues: 'Segment rules may have at most 1000 list values in total',
+  regexTooLarge: `Segment rules have a regex pattern that compiles to more than ${MAX_REGEX_PROGRAM_SIZE} instructions`,
 } as const;
 
 type Obj = Record<string, unknown>;
@@ -110,13 +120,25 @@ function checkCondition(c: unknown, m: Messages, allowSegments: boolean): string
   if (!negateOk(c)) return m.negate!;
   if (!isOperator(c.operator)) return m.unknownOperator!;
   if (!allowSegments && isSegmentOperator(c.operator)) return m.segmentOperator!;
+  if (isRegexOperator(c.operator) && regexProblem(c.value) === 'too_large') return m.regexTooLarge!;
   if (!isValidOperatorValue(c.operator, c.value)) return m.value!;
   return null;
 }
 
+const isRegexOperator = (op: unknown): boolean => op === 'regex' || op === 'not_regex';
+
+/** Regex conditions of a rule set in the current format, its segments' not counted; 0 for anything else. */
+export function countRegexConditions(rules: unknown): number {
+  if (!isRuleSetShape(rules)) return 0;
+  let n = 0;
+  for (const g of rules.groups) for (const c of g.conditions) if (isRegexOperator(c.operator)) n += 1;
+  return n;
+}
+
 /**
  * Validates flag / experiment targeting rules. Order: rule-set fields, groups (shape and the
- * 1000 groups+conditions limit), conditions (shape, operator, value), distinct segments ≤ 10.
+ * 1000 groups+conditions limit), regex conditions ≤ 10 (the segments' are counted by the caller, who has them:
+ * regexConditionsExceeded), conditions (shape, operator, value, regex program size), distinct segments ≤ 10.
  */
 export function validateRuleSet(rules: unknown): string | null {
   const m = RULE_MESSAGES;
@@ -132,6 +154,11 @@ export function validateRuleSet(rules: unknown): string | null {
     if (nodes > MAX_RULE_NODES) return m.tooManyNodes;
     checked.push(g);
   }
+  // Counted before the conditions are checked: checking a regex compiles it, and refusing 1,000 of them should not
+  // compile them first.
+  let regexes = 0;
+  for (const g of checked) for (const c of g.conditions as unknown[]) if (isObj(c) && isRegexOperator(c.operator)) regexes += 1;
+  if (regexes > MAX_REGEX_CONDITIONS) return m.tooManyRegex;
   const segments = new Set<string>();
   for (const g of checked) {
     for (const c of g.conditions as unknown[]) {
@@ -176,7 +203,7 @@ export function validateSegmentRules(rules: unknown): string | null {
       const problem = checkCondition(c, m, false);
       if (problem) return problem;
       const cond = c as Obj;
-      if (cond.operator === 'regex' || cond.operator === 'not_regex') {
+      if (isRegexOperator(cond.operator)) {
         if (++regexes > MAX_SEGMENT_REGEX_CONDITIONS) return m.tooManyRegex;
       }
       if (cond.operator === 'in' || cond.operator === 'not_in') {

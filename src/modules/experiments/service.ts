@@ -7,7 +7,7 @@ import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, NotFound, NotImplemented, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
-import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
+import { collectSegmentIds, RULE_MESSAGES, validateRuleSet } from '../../targeting/index.js';
 import { EXPERIMENTS_CHANGED } from './domain.js';
 import { createLifecycle, statusChangeRefused, transition } from './lifecycle.js';
 import {
@@ -54,6 +54,8 @@ export { EXPERIMENTS_CHANGED };
  */
 export interface SegmentUsability {
   unusableSegmentIds(ids: string[], tx: Executor): Promise<string[]>;
+  /** Whether the rules, with the regex conditions of the segments they name, reach more than the regex limit. */
+  regexConditionsExceeded(rules: unknown, tx: Executor): Promise<boolean>;
 }
 
 export interface ExperimentsDeps {
@@ -120,10 +122,16 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     return ids.length === 0 || (await deps.segments.unusableSegmentIds(ids, tx)).length === 0;
   }
 
-  /** Create and update: 422 at body.targeting_rules when the rules name a segment that may not be used. */
+  /**
+   * Create and update: 422 at body.targeting_rules when the rules name a segment that may not be used, or reach more
+   * than MAX_REGEX_CONDITIONS regex conditions counting those of the segments they name.
+   */
   async function checkSegments(tx: Executor, rules: Record<string, unknown> | null | undefined): Promise<void> {
     if (!(await segmentsUsable(tx, rules))) {
       throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: SEGMENT_NOT_USABLE });
+    }
+    if (rules && (await deps.segments.regexConditionsExceeded(rules, tx))) {
+      throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: RULE_MESSAGES.tooManyRegex });
     }
   }
 

@@ -7,7 +7,7 @@ import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
-import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
+import { collectSegmentIds, RULE_MESSAGES, validateRuleSet } from '../../targeting/index.js';
 import type { AuditLogsService } from '../audit-logs/service.js';
 import { SEGMENT_NOT_USABLE, SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
 import { assertTargetingContext } from '../segments/targeting-context.js';
@@ -87,7 +87,7 @@ export interface FlagsDeps {
   audit: AuditLog;
   clock: Clock;
   bus: Bus;
-  segments: Pick<SegmentsService, 'unusableSegmentIds' | 'definitions' | 'membershipEnv'>;
+  segments: Pick<SegmentsService, 'unusableSegmentIds' | 'regexConditionsExceeded' | 'definitions' | 'membershipEnv'>;
   /** Spec: deleting a flag keeps its tagged events, with feature_flag_id null (tracking owns the events). */
   tracking: { detachFlag(flagId: string): Promise<void> };
   /** A flag's change history, with the audit log's access rule (DEVELOPER and VIEWER see only their own entries). */
@@ -117,6 +117,7 @@ export function createFlagsService(deps: FlagsDeps) {
     if (problem) throw rulesError(problem);
     const segmentIds = collectSegmentIds(rules);
     if ((await segments.unusableSegmentIds(segmentIds, tx)).length > 0) throw rulesError(SEGMENT_NOT_USABLE);
+    if (await segments.regexConditionsExceeded(rules, tx)) throw rulesError(RULE_MESSAGES.tooManyRegex);
     return { targetingRules: rules, segmentIds };
   }
 

@@ -6,10 +6,12 @@ import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
 import {
+  collectSegmentIds,
   evaluateRuleSet,
   explainRuleSet,
   isRuleSetShape,
   REGEX_OPERATORS,
+  regexConditionsExceeded,
   validateSegmentRules,
   type CompiledSegment,
   type EvaluationEnv,
@@ -383,6 +385,17 @@ export function createSegmentsService(deps: SegmentsDeps) {
         const row = rows.get(id);
         return !row || row.status !== 'active' || !toDefinition(row).valid;
       });
+    },
+
+    /**
+     * For flag and experiment validation (issue #27): whether `rules`, counting the regex conditions of the segments
+     * they name each time they name one, reach more than MAX_REGEX_CONDITIONS. Read in `tx` after
+     * unusableSegmentIds, so the segments counted are the share-locked ones.
+     */
+    async regexConditionsExceeded(rules: unknown, tx: Executor = db): Promise<boolean> {
+      const ids = collectSegmentIds(rules).filter((id) => UUID.test(id));
+      const rows = ids.length === 0 ? [] : await store.findSegments(tx, ids);
+      return regexConditionsExceeded(rules, withoutMembers(new Map(rows.map((r) => [r.id, toDefinition(r)]))));
     },
 
     definitions,
