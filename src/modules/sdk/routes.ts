@@ -113,13 +113,17 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
     const write = (text: string) => {
       if (ended) return;
       res.write(text);
-      if (res.writableLength > maxBufferBytes) end();
+      // Ending would queue behind what the client is not reading: the socket is dropped, and its buffer with it.
+      if (res.writableLength > maxBufferBytes) end({ drop: true });
     };
     const send = (body: SdkRulesetBody) => {
       const version = versionOf(body);
       if (version === sent || ended) return;
       // Nothing is sent past the key's expiry, whether or not its timer has fired yet.
-      if (expired()) return end();
+      if (expired()) {
+        end();
+        return;
+      }
       sent = version;
       write(`event: ruleset\nid: ${version}\ndata: ${meta(version)},"ruleset":${body.json}}\n\n`);
     };
@@ -141,25 +145,28 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
       if (ended) return;
       keys.resolve(rawKey).then(
         (now) => {
-          if (!now || now.keyId !== client.keyId || keyRefusal(STREAM_ACCESS, now)) return end();
-          client = now;
-          armExpiry();
+          if (!now || now.keyId !== client.keyId || keyRefusal(STREAM_ACCESS, now)) end();
+          else {
+            client = now;
+            armExpiry();
+          }
         },
-        (error: unknown) => {
-          if (error instanceof DomainError) end();
-        },
+        (error: unknown) => void (error instanceof DomainError && end()),
       );
     }
     // Each heartbeat also revalidates the ruleset: a change whose bus message was lost still reaches the client.
     const heartbeat = setInterval(() => {
-      if (expired()) return end();
+      if (expired()) {
+        end();
+        return;
+      }
       recheck();
       sdk.ruleset().then(send, () => undefined);
       write(': heartbeat\n\n');
     }, heartbeatSeconds * 1000);
     const stopWatching = sdk.watch(send);
     const stopWatchingKey = keys.watch(client, recheck);
-    function end(): void {
+    function end(how: { drop?: boolean } = {}): void {
       if (ended) return;
       ended = true;
       clearInterval(heartbeat);
@@ -170,9 +177,10 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
       const left = (perKey.get(client.keyId) ?? 1) - 1;
       if (left > 0) perKey.set(client.keyId, left);
       else perKey.delete(client.keyId);
-      if (!res.writableEnded) res.end();
+      if (how.drop) res.destroy();
+      else if (!res.writableEnded) res.end();
     }
-    res.on('close', end);
+    res.on('close', () => end());
     armExpiry();
     const event = req.headers['last-event-id'] === sent
       ? `event: version\nid: ${sent}\ndata: ${meta(sent)}}\n\n`
