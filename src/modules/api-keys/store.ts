@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, desc, eq, isNull, lte, or } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, type ApiKeyRow } from '../../db/schema/api-keys.js';
 
@@ -33,10 +33,10 @@ export async function findKeyByHash(db: Executor, keyHash: string) {
   return row;
 }
 
-/** Notes a use at `at` unless one at or after `notBefore` is already noted (another process wrote it). */
-export async function touchLastUsed(db: Executor, id: string, at: Date, notBefore: Date): Promise<void> {
+/** Notes a use at `at` unless one after `since` is already noted (another process wrote it). */
+export async function touchLastUsed(db: Executor, id: string, at: Date, since: Date): Promise<void> {
   await db
     .update(apiKeys)
     .set({ lastUsedAt: at })
-    .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, notBefore))));
+    .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, since))));
 }

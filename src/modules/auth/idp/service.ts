@@ -125,7 +125,7 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
   async function revalidateOwner(client: KeyClient): Promise<KeyClient | undefined> {
     const now = deps.clock.now().getTime();
     let standing = standings.get(client.userId);
-    const due = !standing || (standing.retryAt ?? standing.checkedAt + revalidateMs) <= now;
+    const due = !standing || (standing.retryAt ?? standing.checkedAt + revalidateMs) <= now || now - standing.checkedAt >= revalidateMs + graceMs;
     if (due) {
       let pending = checks.get(client.userId);
       if (!pending) {
