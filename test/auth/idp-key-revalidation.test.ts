@@ -3,7 +3,7 @@ import { UNREACHABLE } from '../../src/modules/auth/idp/provider.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import type { TestApp } from '../helpers/test-app.js';
 import type { FakeIdp, FakeUser } from './fake-idp.js';
-import { bearer, localAccount, startIdpApp, stopIdpApp } from './helpers.js';
+import { bearer, startIdpApp, stopIdpApp } from './helpers.js';
 
 // The pool's administrative calls are signed: any credentials do for the fake provider.
 process.env.AWS_ACCESS_KEY_ID ??= 'AKIDTESTTESTTEST';
@@ -96,15 +96,4 @@ describe('API keys of identity-provider users are re-checked with the provider (
     expect((await ruleset(key)).statusCode).toBe(200);
   });
 
-  it('does not ask the provider about a local account', async () => {
-    const local = await localAccount(t);
-    const key = await t.services.apiKeys.create(
-      { kind: 'user', id: local.id, username: local.username, email: local.email, fullName: null, role: 'VIEWER', isSuperuser: false, isActive: true },
-      { name: 'local', scopes: ['sdk:ruleset'] },
-    );
-    const calls = listUsersCalls();
-    clock.advance(REVALIDATE);
-    expect((await ruleset(key.key)).statusCode).toBe(200);
-    expect(listUsersCalls()).toBe(calls);
-  });
 });
