@@ -123,6 +123,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     tracing: parseTracing(env),
     webDistDir: env.WEB_DIST_DIR?.trim() || 'web/dist',
     sdkStreamHeartbeatSeconds: parseInteger(env, 'SDK_STREAM_HEARTBEAT_SECONDS', 15, 1, 60),
+    sdkStreamMaxConnections: parseInteger(env, 'SDK_STREAM_MAX_CONNECTIONS', 1000, 1, 100_000),
+    sdkStreamMaxBufferBytes: 8 << 20,
     corsOrigins: parseCorsOrigins(env),
     warehouse: parseWarehouse(env, environment, env.DATA_DIR?.trim() || './data'),
     resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),

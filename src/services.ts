@@ -86,7 +86,6 @@ export function createServices(deps: PlatformDeps) {
     bcryptRounds: config.bcryptRounds,
     rolesSyncedFromIdp: config.authProvider !== 'local' && config.syncRolesOnLogin,
   });
-  const apiKeys = createApiKeysService({ db, audit, clock, bus, users });
   const auth = createAuthService({
     db,
     clock,
@@ -106,6 +105,7 @@ export function createServices(deps: PlatformDeps) {
         clock,
       })
     : undefined;
+  const apiKeys = createApiKeysService({ db, audit, clock, bus, users, revalidateOwner: idpAuth?.revalidateOwner });
   const rbac = createRbacService({ db, audit, clock, users });
   const integrations = createIntegrationsService({
     db,

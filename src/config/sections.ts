@@ -125,6 +125,8 @@ export function parseIdp(env: Env): IdpConfig {
     endpoint: parseUrl(env, 'IDP_ENDPOINT'),
     groupRoles: parseGroupRoles(env),
     adminGroups: parseList(env, 'IDP_ADMIN_GROUPS', 'Admins,SuperUsers'),
+    revalidateSeconds: parseInteger(env, 'IDP_REVALIDATE_SECONDS', 900, 1, 86_400),
+    revalidateGraceSeconds: parseInteger(env, 'IDP_REVALIDATE_GRACE_SECONDS', 3600, 0, 604_800),
   };
 }
 

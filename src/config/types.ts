@@ -52,6 +52,10 @@ export interface Config {
   webDistDir: string;
   /** SDK_STREAM_HEARTBEAT_SECONDS: heartbeat of GET /sdk/ruleset/stream (SDKs reconnect after 3 silent periods). */
   sdkStreamHeartbeatSeconds: number;
+  /** SDK_STREAM_MAX_CONNECTIONS: open GET /sdk/ruleset/stream per API process (default 1000; one key: at most 100). */
+  sdkStreamMaxConnections: number;
+  /** Unsent bytes an SDK stream may hold (a client that does not read) before it is cut off; no setting (8 MiB). */
+  sdkStreamMaxBufferBytes: number;
   /** CORS_ORIGINS: origins allowed to call the client-facing routes from a browser (`*`: any); empty: no CORS. */
   corsOrigins: string[];
   /** Warehouse analysis (full profile, beta): see WarehouseConfig. */
@@ -85,6 +89,10 @@ export interface IdpConfig {
   groupRoles: Record<string, Role>;
   /** IDP_ADMIN_GROUPS: membership gives is_superuser and ADMIN. */
   adminGroups: string[];
+  /** IDP_REVALIDATE_SECONDS: an API key's owner is re-checked with the provider when the key is used this long after the last check (default 900). */
+  revalidateSeconds: number;
+  /** IDP_REVALIDATE_GRACE_SECONDS: while the provider is unreachable, the last answer stands this much longer (default 3600); then the key is refused with 503. */
+  revalidateGraceSeconds: number;
 }
 
 export interface WarehouseConfig {

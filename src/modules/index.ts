@@ -101,7 +101,14 @@ export const MODULES: ModuleEntry[] = [
     name: 'sdk',
     profiles: EVERY_PROFILE,
     register: (app, { services, config }) =>
-      app.register(sdkRoutes, { prefix: '/api/v1/sdk', sdk: services.sdk, heartbeatSeconds: config.sdkStreamHeartbeatSeconds }),
+      app.register(sdkRoutes, {
+        prefix: '/api/v1/sdk',
+        sdk: services.sdk,
+        keys: services.apiKeys,
+        heartbeatSeconds: config.sdkStreamHeartbeatSeconds,
+        maxConnections: config.sdkStreamMaxConnections,
+        maxBufferBytes: config.sdkStreamMaxBufferBytes,
+      }),
   },
   {
     name: 'rbac',

@@ -26,6 +26,8 @@ export interface KeyClient {
   scopes: string[];
   ownerRole: Role | null;
   ownerIsSuperuser: boolean;
+  /** Past this instant the key is refused everywhere (open streams close); null never expires. */
+  expiresAt: Date | null;
 }
 
 /**
@@ -42,7 +44,8 @@ export const signedIn = (): Access => ({ kind: 'user' });
 /** Any of these roles; a superuser passes every check. */
 export const role = (...roles: Role[]): Access => ({ kind: 'user', roles });
 export const superuserOnly = (): Access => ({ kind: 'user', superuser: true });
-export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[] } = {}): Access => ({ kind: 'apiKey', ...opts });
+export type KeyAccess = Extract<Access, { kind: 'apiKey' }>;
+export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[] } = {}): KeyAccess => ({ kind: 'apiKey', ...opts });
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,6 +87,20 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return scheme?.toLowerCase() === 'bearer' && token ? token.trim() : undefined;
 }
 
+/**
+ * Why a resolved key may not call a route declared `apiKey(...)`: the scope or the owner's role it lacks. Long-lived
+ * connections ask again when the key or its owner changes, so they stay open only while a new request would pass.
+ */
+export function keyRefusal(access: KeyAccess, client: KeyClient): Forbidden | undefined {
+  if (access.scope && !client.scopes.includes(access.scope)) {
+    return new Forbidden(`This API key lacks the ${access.scope} scope`);
+  }
+  if (access.ownerRoles && !hasRole({ role: client.ownerRole, isSuperuser: client.ownerIsSuperuser }, ...access.ownerRoles)) {
+    return new Forbidden("This API key's owner lacks the role this operation needs");
+  }
+  return undefined;
+}
+
 function guard(access: Access, authenticator: Authenticator): onRequestHookHandler | undefined {
   switch (access.kind) {
     case 'open':
@@ -103,12 +120,8 @@ function guard(access: Access, authenticator: Authenticator): onRequestHookHandl
         const client = typeof raw === 'string' && raw ? await authenticator.resolveApiKey(raw) : undefined;
         if (!client) throw new Unauthorized(INVALID_API_KEY);
         request.client = client;
-        if (access.scope && !client.scopes.includes(access.scope)) {
-          throw new Forbidden(`This API key lacks the ${access.scope} scope`);
-        }
-        if (access.ownerRoles && !hasRole({ role: client.ownerRole, isSuperuser: client.ownerIsSuperuser }, ...access.ownerRoles)) {
-          throw new Forbidden("This API key's owner lacks the role this operation needs");
-        }
+        const refusal = keyRefusal(access, client);
+        if (refusal) throw refusal;
       };
   }
 }

@@ -1,7 +1,8 @@
 /**
  * A local stand-in for the identity provider: one HTTP server on 127.0.0.1 (port 0) that serves the pool's JWKS
  * under `<issuer>/.well-known/jwks.json` and answers the JSON 1.1 actions Uplift calls (InitiateAuth with
- * USER_PASSWORD_AUTH and REFRESH_TOKEN_AUTH, GetUser, SignUp, ConfirmSignUp, ForgotPassword, ConfirmForgotPassword).
+ * USER_PASSWORD_AUTH and REFRESH_TOKEN_AUTH, GetUser, SignUp, ConfirmSignUp, ForgotPassword, ConfirmForgotPassword, and
+ * the administrative ListUsers by sub and AdminListGroupsForUser).
  * Tokens are RS256 JWTs signed with a test key; tests sign their own with `token()`.
  */
 import { createSign, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
@@ -24,6 +25,8 @@ export interface FakeUser {
   attributes: Record<string, string>;
   groups: string[];
   status: 'CONFIRMED' | 'UNCONFIRMED' | 'FORCE_CHANGE_PASSWORD';
+  /** false: disabled by an administrator. */
+  enabled: boolean;
   code?: string;
 }
 
@@ -70,6 +73,8 @@ export class FakeIdp {
   private keys: SigningKey[] = [newKey()];
   private readonly refreshTokens = new Map<string, string>();
   private readonly failures = new Map<string, Failure>();
+  /** Actions that answer an error until `recover()`: an outage. */
+  private readonly outages = new Map<string, Failure>();
   private server!: Server;
   port = 0;
 
@@ -121,6 +126,15 @@ export class FakeIdp {
     this.failures.set(action, failure);
   }
 
+  /** Every call of `action` answers this error until `recover(action)`. */
+  failUntilRecovered(action: string, failure: Failure): void {
+    this.outages.set(action, failure);
+  }
+
+  recover(action: string): void {
+    this.outages.delete(action);
+  }
+
   callsOf(action: string) {
     return this.calls.filter((c) => c.action === action);
   }
@@ -132,6 +146,7 @@ export class FakeIdp {
       attributes: {},
       groups: [],
       status: 'CONFIRMED',
+      enabled: true,
       ...opts,
     };
     user.attributes = { sub: user.sub, ...user.attributes };
@@ -180,7 +195,7 @@ export class FakeIdp {
       return this.error(res, { type: 'SerializationException' });
     }
     this.calls.push({ action, body });
-    const failure = this.failures.get(action);
+    const failure = this.failures.get(action) ?? this.outages.get(action);
     if (failure) {
       this.failures.delete(action);
       return this.error(res, failure);
@@ -262,6 +277,22 @@ export class FakeIdp {
       Username: user.username,
       UserAttributes: Object.entries(user.attributes).map(([Name, Value]) => ({ Name, Value })),
     };
+  }
+
+  /** Only the filter Uplift sends: `sub = "<sub>"`. */
+  protected doListUsers(body: Record<string, unknown>) {
+    const sub = /^sub = "([^"]*)"$/.exec(String(body.Filter ?? ''))?.[1];
+    const user = [...this.users.values()].find((u) => u.sub === sub);
+    return {
+      Users: user
+        ? [{ Username: user.username, Enabled: user.enabled, UserStatus: user.status, Attributes: Object.entries(user.attributes).map(([Name, Value]) => ({ Name, Value })) }]
+        : [],
+    };
+  }
+
+  protected doAdminListGroupsForUser(body: Record<string, unknown>) {
+    const user = this.userOf(body.Username);
+    return { Groups: user.groups.map((GroupName) => ({ GroupName, UserPoolId: body.UserPoolId })) };
   }
 
   protected doSignUp(body: Record<string, unknown>) {

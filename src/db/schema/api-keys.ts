@@ -11,6 +11,10 @@ export const apiKeys = pgTable(
     keyPrefix: text().notNull(),
     scopes: jsonb().$type<string[]>().notNull().default([]),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
+    /** Past this instant the key authenticates nowhere; null never expires. */
+    expiresAt: timestamp({ withTimezone: true }),
+    /** When the key last authenticated, to the minute (written at most once a minute per key). */
+    lastUsedAt: timestamp({ withTimezone: true }),
   },
   (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_id_idx').on(t.userId)],
 );

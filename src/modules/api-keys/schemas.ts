@@ -1,13 +1,14 @@
 import { Type, type Static } from 'typebox';
 import { API_SCOPES } from '../../platform/auth.js';
-import { DateTime, StringEnum, Uuid } from '../../platform/schemas.js';
+import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 export const ApiKeyCreate = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255 }),
     scopes: Type.Optional(Type.Array(StringEnum(API_SCOPES), { maxItems: 10, uniqueItems: true, default: [] })),
+    expires_at: Type.Optional(DateTime({ description: 'When the key stops working (must be in the future); absent: never' })),
   },
-  { additionalProperties: false, examples: [{ name: 'web-shop backend', scopes: ['sdk:ruleset'] }] },
+  { additionalProperties: false, examples: [{ name: 'web-shop backend', scopes: ['sdk:ruleset'], expires_at: '2027-01-01T00:00:00Z' }] },
 );
 export type ApiKeyCreate = Static<typeof ApiKeyCreate>;
 
@@ -18,6 +19,8 @@ export const ApiKeyView = Type.Object({
   scopes: Type.Array(Type.String()),
   user_id: Uuid(),
   created_at: DateTime(),
+  expires_at: Nullable(DateTime({ description: 'When the key stops working; null: never' })),
+  last_used_at: Nullable(DateTime({ description: 'When the key last authenticated, to within a minute; null: never used' })),
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;
 

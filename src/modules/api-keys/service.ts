@@ -6,7 +6,7 @@ import { hasRole, type Actor, type KeyClient } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { localCache } from '../../platform/local-cache.js';
-import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound } from '../../platform/errors.js';
+import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable } from '../../platform/errors.js';
 import { ACCOUNTS_CHANGED } from '../users/service.js';
 import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
 import * as store from './store.js';
@@ -14,7 +14,11 @@ import * as store from './store.js';
 /** Every key starts with this fixed five-character prefix, so leaked keys are easy to recognise and scan for. */
 export const KEY_PREFIX = 'uplk_';
 export const API_KEY_NOT_FOUND = 'API key not found';
-const KEYS_CHANGED = 'api-keys.changed';
+export const EXPIRY_NOT_IN_FUTURE = 'The expiry must be in the future';
+/** Published with the key's id when a key is deleted (open streams of the key close). */
+export const KEYS_CHANGED = 'api-keys.changed';
+/** last_used_at is written at most this often per key: a key on every tracking call must not cost a write each. */
+export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 const CACHE_LIMIT = 10_000;
 /** A resolved key is re-read at least this often, even if a bus message announcing its revocation was lost. */
 const CACHE_TTL_MS = 60_000;
@@ -37,6 +41,8 @@ function toView(row: ApiKeyRow): ApiKeyView {
     scopes: row.scopes,
     user_id: row.userId,
     created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
   };
 }
 
@@ -55,6 +61,11 @@ export interface ApiKeysDeps {
   bus: Bus;
   /** The owner's standing: undefined for an inactive or deleted account, whose keys do not authenticate. */
   users: { loadActor(id: string): Promise<Actor | undefined> };
+  /**
+   * Identity-provider mode: the owner's standing as the provider sees it (re-checked every IDP_REVALIDATE_SECONDS),
+   * applied on every use of a key: undefined refuses the key; a ServiceUnavailable is the provider's outage.
+   */
+  revalidateOwner?: (client: KeyClient) => Promise<KeyClient | undefined>;
 }
 
 export function createApiKeysService(deps: ApiKeysDeps) {
@@ -63,9 +74,32 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   const clear = () => cache.clear();
   deps.bus.subscribe(ACCOUNTS_CHANGED, clear);
   deps.bus.subscribe(KEYS_CHANGED, clear);
+  /** When this process last wrote each key's last_used_at (clock milliseconds). */
+  const usesWritten = localCache<string, number>({ max: CACHE_LIMIT, ttlMs: LAST_USED_WRITE_INTERVAL_MS });
+  const writes = new Set<Promise<void>>();
+
+  /**
+   * Notes a use without the request waiting for it: at most one write a minute per key and process, and the write
+   * itself skips a row another process touched within the minute. A failed write is retried at the next use.
+   */
+  function noteUse(keyId: string, now: Date): void {
+    const last = usesWritten.get(keyId);
+    if (last !== undefined && now.getTime() - last < LAST_USED_WRITE_INTERVAL_MS) return;
+    usesWritten.set(keyId, now.getTime());
+    const write = store
+      .touchLastUsed(db, keyId, now, new Date(now.getTime() - LAST_USED_WRITE_INTERVAL_MS))
+      .catch(() => usesWritten.delete(keyId))
+      .then(() => void writes.delete(write));
+    writes.add(write);
+  }
 
   return {
     async create(actor: Actor, body: ApiKeyCreate) {
+      const now = deps.clock.now();
+      const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
+      if (expiresAt && !(expiresAt.getTime() > now.getTime())) {
+        throw new Unprocessable({ type: 'value_error', loc: ['body', 'expires_at'], msg: EXPIRY_NOT_IN_FUTURE });
+      }
       const key = generateKey();
       const row = await db.transaction(async (tx) => {
         const inserted = await store.insertApiKey(tx, {
@@ -75,13 +109,14 @@ export function createApiKeysService(deps: ApiKeysDeps) {
           keyHash: hashKey(key),
           keyPrefix: key.slice(0, KEY_PREFIX.length + 6),
           scopes: body.scopes ?? [],
-          createdAt: deps.clock.now(),
+          createdAt: now,
+          expiresAt,
         });
         await audit.record(tx, actor, {
           action: 'api_key_create',
           entityType: 'api_key',
           entityId: inserted.id,
-          after: { name: inserted.name, scopes: inserted.scopes },
+          after: { name: inserted.name, scopes: inserted.scopes, expires_at: inserted.expiresAt?.toISOString() ?? null },
         });
         return inserted;
       });
@@ -110,10 +145,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       await deps.bus.publish(KEYS_CHANGED, id).catch(() => undefined);
     },
 
+    /** The client a key authenticates now: undefined for an unknown, deleted or expired key or an owner without standing. */
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
       // Keyed by the key as sent: a hit costs one map lookup, no SHA-256, on every tracking and evaluation call.
-      return cache.fill(rawKey, async () => {
+      const found = await cache.fill(rawKey, async () => {
         const row = await store.findKeyByHash(db, hashKey(rawKey));
         const owner = row && (await deps.users.loadActor(row.userId));
         if (!row || !owner) return undefined;
@@ -124,8 +160,35 @@ export function createApiKeysService(deps: ApiKeysDeps) {
           scopes: row.scopes,
           ownerRole: owner.role,
           ownerIsSuperuser: owner.isSuperuser,
+          expiresAt: row.expiresAt,
         } satisfies KeyClient;
       });
+      const now = deps.clock.now();
+      if (!found || (found.expiresAt !== null && found.expiresAt.getTime() <= now.getTime())) return undefined;
+      const client = deps.revalidateOwner ? await deps.revalidateOwner(found) : found;
+      if (client) noteUse(client.keyId, now);
+      return client;
+    },
+
+    /**
+     * Calls `changed` whenever the key or its owner may have changed in any process (key deleted; owner deactivated,
+     * deleted or given another role), after this process's cache has dropped what it knew. Returns the stop function.
+     */
+    watch(client: Pick<KeyClient, 'keyId' | 'userId'>, changed: () => void): () => void {
+      const stops = [
+        deps.bus.subscribe(KEYS_CHANGED, (keyId) => keyId === client.keyId && changed()),
+        deps.bus.subscribe(ACCOUNTS_CHANGED, (userId) => userId === client.userId && changed()),
+      ];
+      return () => stops.forEach((stop) => stop());
+    },
+
+    expiresInMs(client: Pick<KeyClient, 'expiresAt'>): number | null {
+      return client.expiresAt === null ? null : client.expiresAt.getTime() - deps.clock.now().getTime();
+    },
+
+    /** Resolves once every last_used_at write started so far has finished (tests, shutdown). */
+    async settled(): Promise<void> {
+      await Promise.all(writes);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { desc, eq } from 'drizzle-orm';
+import { and, desc, eq, isNull, lte, or } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, type ApiKeyRow } from '../../db/schema/api-keys.js';
 
@@ -26,6 +26,17 @@ export async function deleteApiKey(db: Executor, id: string): Promise<void> {
 
 /** The key with this hash (its owner's standing comes from the users module). */
 export async function findKeyByHash(db: Executor, keyHash: string) {
-  const [row] = await db.select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes }).from(apiKeys).where(eq(apiKeys.keyHash, keyHash));
+  const [row] = await db
+    .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, expiresAt: apiKeys.expiresAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, keyHash));
   return row;
+}
+
+/** Notes a use at `at` unless one after `since` is already noted (another process wrote it). */
+export async function touchLastUsed(db: Executor, id: string, at: Date, since: Date): Promise<void> {
+  await db
+    .update(apiKeys)
+    .set({ lastUsedAt: at })
+    .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, since))));
 }

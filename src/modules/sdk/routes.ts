@@ -1,19 +1,45 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { apiKey } from '../../platform/auth.js';
+import { apiKey, clientOf, keyRefusal, type KeyClient } from '../../platform/auth.js';
+import { DomainError, ServiceUnavailable, TooManyRequests } from '../../platform/errors.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
 import { SdkRuleset, SdkStreamHeaders } from './schemas.js';
 import { matchesIfNoneMatch, versionOf, type SdkRulesetBody, type SdkService } from './service.js';
 
 const tags = ['sdk'];
-/** A client this far behind is cut off; it reconnects with Last-Event-ID and gets the current ruleset. */
-const MAX_STREAM_BUFFER_BYTES = 8 << 20;
 const RECONNECT_HINT_MS = 1_000;
+/** Open streams one API key may hold in one API process (a fleet of SDK servers sharing a key fits; a loop does not). */
+export const MAX_STREAMS_PER_KEY = 100;
+export const TOO_MANY_KEY_STREAMS = 'Too many open ruleset streams for this API key; close some or use another key';
+export const TOO_MANY_STREAMS = 'Too many open ruleset streams on this server; retry shortly';
+/** setTimeout's longest delay; a later expiry is re-armed when this one fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const STREAM_ACCESS = apiKey({ scope: 'sdk:ruleset' });
 
-export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSeconds: number }> = async (app, { sdk, heartbeatSeconds }) => {
+/** What the stream asks of API keys: the key's current standing, and word when it or its owner changes. */
+export interface StreamKeys {
+  resolve(rawKey: string): Promise<KeyClient | undefined>;
+  watch(client: Pick<KeyClient, 'keyId' | 'userId'>, changed: () => void): () => void;
+  /** Milliseconds until the key expires (0 or less: expired); null: it never does. */
+  expiresInMs(client: Pick<KeyClient, 'expiresAt'>): number | null;
+}
+
+export interface SdkRoutesOptions {
+  sdk: SdkService;
+  keys: StreamKeys;
+  heartbeatSeconds: number;
+  /** Open streams in this process (SDK_STREAM_MAX_CONNECTIONS). */
+  maxConnections: number;
+  /** A client this far behind is cut off; it reconnects with Last-Event-ID and gets the current ruleset. */
+  maxBufferBytes: number;
+}
+
+export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app, options) => {
+  const { sdk, keys, heartbeatSeconds, maxConnections, maxBufferBytes } = options;
   const streams = new Set<ServerResponse>();
+  const perKey = new Map<string, number>();
   // Open streams never end by themselves; end them so the server can close.
   app.addHook('preClose', async () => {
     for (const stream of streams) stream.end();
@@ -38,7 +64,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSe
   });
 
   app.get('/ruleset/stream', {
-    config: { access: apiKey({ scope: 'sdk:ruleset' }) },
+    config: { access: STREAM_ACCESS },
     schema: {
       ...beta, tags, operationId: 'streamSdkRuleset',
       summary: 'Server-sent events: the ruleset on connect and again after every flag or segment change, on any instance',
@@ -47,16 +73,26 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSe
         'where `ruleset` is what GET /sdk/ruleset answers. Sent on connect and after every committed flag or segment change ' +
         'that changes the ruleset. A client sending `Last-Event-ID` equal to the current version gets event `version` ' +
         '(data `{"version", "heartbeat_seconds"}`, no ruleset) instead of the first `ruleset`. Comment lines are heartbeats, ' +
-        'every `heartbeat_seconds`; a client that hears nothing for several of them should reconnect.',
+        'every `heartbeat_seconds`; a client that hears nothing for several of them should reconnect. The stream ends when ' +
+        'the key stops being accepted (deleted, expired, its owner deactivated, deleted or without the access the route needs) ' +
+        `and when the client reads too slowly. At most ${MAX_STREAMS_PER_KEY} open streams per key (429) and ` +
+        'SDK_STREAM_MAX_CONNECTIONS per server (503), both with Retry-After.',
       headers: SdkStreamHeaders,
       response: {
         200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-        ...errorResponses(401, 403, 422, 429),
+        ...errorResponses(401, 403, 422, 429, 503),
       },
     },
   }, async (req, reply) => {
+    const rawKey = req.headers['x-api-key'] as string;
+    let client = clientOf(req);
     // Read before taking over the response, so that a failure is an ordinary error answer.
     const first = await sdk.ruleset();
+    // Counted after the last await, so concurrent opens cannot all pass the check.
+    const held = perKey.get(client.keyId) ?? 0;
+    if (held >= MAX_STREAMS_PER_KEY) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_KEY_STREAMS);
+    if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
+    perKey.set(client.keyId, held + 1);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -69,31 +105,83 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<{ sdk: SdkService; heartbeatSe
       'X-Request-ID': req.id,
     });
     streams.add(res);
+    let ended = false;
     let sent = versionOf(first);
+    let expiryTimer: NodeJS.Timeout | undefined;
+    const expired = () => (keys.expiresInMs(client) ?? 1) <= 0;
     const meta = (version: string) => `{"version":${JSON.stringify(version)},"heartbeat_seconds":${heartbeatSeconds}`;
+    const write = (text: string) => {
+      if (ended) return;
+      res.write(text);
+      // Ending would queue behind what the client is not reading: the socket is dropped, and its buffer with it.
+      if (res.writableLength > maxBufferBytes) end({ drop: true });
+    };
     const send = (body: SdkRulesetBody) => {
       const version = versionOf(body);
-      if (version === sent || res.writableEnded) return;
+      if (version === sent || ended) return;
+      // Nothing is sent past the key's expiry, whether or not its timer has fired yet.
+      if (expired()) {
+        end();
+        return;
+      }
       sent = version;
       write(`event: ruleset\nid: ${version}\ndata: ${meta(version)},"ruleset":${body.json}}\n\n`);
     };
-    const write = (text: string) => {
-      res.write(text);
-      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) end();
+    const armExpiry = () => {
+      clearTimeout(expiryTimer);
+      const left = keys.expiresInMs(client);
+      if (left === null || ended) return;
+      const wait = Math.min(Math.max(0, left), MAX_TIMER_MS);
+      expiryTimer = setTimeout(recheck, wait);
+      expiryTimer.unref();
     };
+    /**
+     * The stream stays open only while a new request with its key would be admitted: asked again when the key or
+     * its owner changes (any process), at the key's expiry and on every heartbeat (a lost bus message, an owner
+     * the identity provider no longer vouches for). A refusal ends the stream; a failure to ask (database down)
+     * does not, the next heartbeat asks again.
+     */
+    function recheck(): void {
+      if (ended) return;
+      keys.resolve(rawKey).then(
+        (now) => {
+          if (!now || now.keyId !== client.keyId || keyRefusal(STREAM_ACCESS, now)) end();
+          else {
+            client = now;
+            armExpiry();
+          }
+        },
+        (error: unknown) => void (error instanceof DomainError && end()),
+      );
+    }
     // Each heartbeat also revalidates the ruleset: a change whose bus message was lost still reaches the client.
     const heartbeat = setInterval(() => {
+      if (expired()) {
+        end();
+        return;
+      }
+      recheck();
       sdk.ruleset().then(send, () => undefined);
-      if (!res.writableEnded) write(': heartbeat\n\n');
+      write(': heartbeat\n\n');
     }, heartbeatSeconds * 1000);
     const stopWatching = sdk.watch(send);
-    const end = () => {
+    const stopWatchingKey = keys.watch(client, recheck);
+    function end(how: { drop?: boolean } = {}): void {
+      if (ended) return;
+      ended = true;
       clearInterval(heartbeat);
+      clearTimeout(expiryTimer);
       stopWatching();
+      stopWatchingKey();
       streams.delete(res);
-      if (!res.writableEnded) res.end();
-    };
-    res.on('close', end);
+      const left = (perKey.get(client.keyId) ?? 1) - 1;
+      if (left > 0) perKey.set(client.keyId, left);
+      else perKey.delete(client.keyId);
+      if (how.drop) res.destroy();
+      else if (!res.writableEnded) res.end();
+    }
+    res.on('close', () => end());
+    armExpiry();
     const event = req.headers['last-event-id'] === sent
       ? `event: version\nid: ${sent}\ndata: ${meta(sent)}}\n\n`
       : `event: ruleset\nid: ${sent}\ndata: ${meta(sent)},"ruleset":${first.json}}\n\n`;

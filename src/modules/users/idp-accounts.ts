@@ -74,6 +74,12 @@ export function createIdpAccountsService(deps: { db: Db; audit: AuditLog; clock:
   }
 
   return {
+    /** The provider subject an account is linked to; undefined for an account of its own (a local one). */
+    async subjectOf(userId: string): Promise<string | undefined> {
+      const externalId = (await store.findUserById(db, userId))?.externalId;
+      return externalId?.startsWith('idp:') ? externalId.slice('idp:'.length) : undefined;
+    },
+
     async linked(subject: string): Promise<Actor | undefined> {
       const row = await store.findUserByExternalId(db, externalIdOf(subject));
       return row && toActor(row);

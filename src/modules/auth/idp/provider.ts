@@ -1,10 +1,12 @@
 import {
+  AdminListGroupsForUserCommand,
   CognitoIdentityProviderClient,
   ConfirmForgotPasswordCommand,
   ConfirmSignUpCommand,
   ForgotPasswordCommand,
   GetUserCommand,
   InitiateAuthCommand,
+  ListUsersCommand,
   SignUpCommand,
   type AuthenticationResultType,
   type CodeDeliveryDetailsType,
@@ -47,7 +49,13 @@ export const CODE_DELIVERY_FAILED = 'The identity provider could not deliver the
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 export const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
 
-export type Operation = 'signIn' | 'refresh' | 'getUser' | 'signUp' | 'confirm' | 'forgotPassword' | 'resetPassword';
+export type Operation = 'signIn' | 'refresh' | 'getUser' | 'signUp' | 'confirm' | 'forgotPassword' | 'resetPassword' | 'ownerStanding';
+
+/** What the provider says of an API key's owner now: gone (removed or disabled), or present with these groups. */
+export type OwnerStanding = { present: false } | { present: true; groups: string[] };
+
+/** Pages of groups read for one user (60 a page); a user in more groups than this is judged on these. */
+const MAX_GROUP_PAGES = 10;
 
 export interface ProviderTokens {
   accessToken: string;
@@ -107,6 +115,9 @@ function notAuthorized(operation: Operation): DomainError {
       return new Unauthorized(REFRESH_FAILED);
     case 'getUser':
       return new Unauthorized();
+    case 'ownerStanding':
+      // The pool refuses Uplift's own credentials: configuration, not the owner's standing.
+      return new ServiceUnavailable(PROVIDER_FAILED);
     case 'signUp':
       return new Forbidden(SIGNUP_NOT_ALLOWED);
     case 'confirm':
@@ -130,6 +141,7 @@ export function providerError(operation: Operation, raw: unknown, log: (failure:
       return notAuthorized(operation);
     case 'UserNotFoundException':
       if (signingIn) return new Unauthorized(SIGN_IN_FAILED);
+      if (operation === 'ownerStanding') return new ServiceUnavailable(PROVIDER_FAILED);
       if (operation === 'getUser') return new Unauthorized();
       return new BadRequest(BAD_CODE);
     case 'UserNotConfirmedException':
@@ -190,6 +202,7 @@ export function createProviderClient(opts: {
   region: string;
   endpoint: string | undefined;
   clientId: string;
+  userPoolId: string;
   log: (failure: ProviderFailure) => void;
 }) {
   const client = new CognitoIdentityProviderClient({
@@ -272,6 +285,35 @@ export function createProviderClient(opts: {
         await client.send(new ConfirmForgotPasswordCommand({
           ClientId, Username: username, ConfirmationCode: code, Password: newPassword,
         }));
+      }),
+
+    /**
+     * An API key owner's standing, by subject: the pool's user with that `sub` (absent or disabled: gone) and its
+     * groups. These are the pool's administrative operations, signed with the credentials of Uplift's environment.
+     */
+    ownerStanding: (subject: string) =>
+      call('ownerStanding', async (): Promise<OwnerStanding> => {
+        // A subject is the provider's UUID; anything else cannot be quoted safely into the filter and names no one.
+        if (!/^[A-Za-z0-9-]{1,128}$/.test(subject)) return { present: false };
+        const UserPoolId = opts.userPoolId;
+        const found = await client.send(new ListUsersCommand({ UserPoolId, Filter: `sub = "${subject}"`, Limit: 1 }));
+        const user = found.Users?.[0];
+        if (!user?.Username || user.Enabled === false) return { present: false };
+        const groups: string[] = [];
+        let NextToken: string | undefined;
+        for (let page = 0; page < MAX_GROUP_PAGES; page += 1) {
+          try {
+            const out = await client.send(new AdminListGroupsForUserCommand({ UserPoolId, Username: user.Username, Limit: 60, NextToken }));
+            for (const g of out.Groups ?? []) if (g.GroupName) groups.push(g.GroupName);
+            NextToken = out.NextToken;
+          } catch (error) {
+            // Removed between the two calls.
+            if ((error as SdkError).name === 'UserNotFoundException') return { present: false };
+            throw error;
+          }
+          if (!NextToken) break;
+        }
+        return { present: true, groups };
       }),
 
     close: () => client.destroy(),

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { IdpConfig } from '../../../config.js';
-import type { Actor } from '../../../platform/auth.js';
+import type { Actor, KeyClient } from '../../../platform/auth.js';
 import type { Clock } from '../../../platform/clock.js';
-import { ServiceUnavailable, Unauthorized } from '../../../platform/errors.js';
+import { DomainError, ServiceUnavailable, Unauthorized } from '../../../platform/errors.js';
+import { localCache } from '../../../platform/local-cache.js';
 import type { IdpAccountsService, LinkRefusal, ProviderRoles } from '../../users/idp-accounts.js';
 import {
   NEW_PASSWORD_REQUIRED,
@@ -10,6 +11,7 @@ import {
   UNREACHABLE_RETRY_AFTER_SECONDS,
   UNSUPPORTED_CHALLENGE,
   createProviderClient,
+  type OwnerStanding,
   type ProviderClient,
 } from './provider.js';
 import { groupsClaim, rolesFromGroups } from './roles.js';
@@ -45,6 +47,19 @@ export interface IdpAuthDeps {
 
 export type IdpAuthService = ReturnType<typeof createIdpAuthService>;
 
+/** After a failed re-check the provider is asked again at most this often (the last answer stands meanwhile). */
+const RECHECK_AFTER_FAILURE_MS = 30_000;
+/** Owners whose standing one process remembers. */
+const STANDING_LIMIT = 10_000;
+
+/** The provider's last answer about an API key owner: `local` for an account not linked to the provider. */
+interface Standing {
+  answer: OwnerStanding | { local: true };
+  checkedAt: number;
+  /** After a failed re-check: when to ask again. */
+  retryAt?: number;
+}
+
 /**
  * Identity-provider mode (AUTH_PROVIDER=cognito): the provider's access tokens are the bearer tokens. Each request
  * verifies the token, finds (or on first sight creates) the linked account and, with SYNC_ROLES_ON_LOGIN, applies
@@ -67,10 +82,65 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
       region: configured.region,
       endpoint: idp.endpoint,
       clientId: configured.clientId,
+      userPoolId: configured.userPoolId,
       log: (failure) => log.warn(failure, 'identity provider request failed'),
     });
   /** First requests of one new subject in this process share one provider lookup and one insert. */
   const firstSights = new Map<string, Promise<Actor>>();
+  const revalidateMs = idp.revalidateSeconds * 1000;
+  const graceMs = idp.revalidateGraceSeconds * 1000;
+  const standings = localCache<string, Standing>({ max: STANDING_LIMIT, ttlMs: revalidateMs + graceMs, now: () => deps.clock.now().getTime() });
+  const checks = new Map<string, Promise<Standing>>();
+
+  /** Asks the provider about the owner; on failure keeps the last answer within the grace, else refuses with 503. */
+  async function check(userId: string, last: Standing | undefined, now: number): Promise<Standing> {
+    try {
+      const subject = await deps.accounts.subjectOf(userId);
+      const answer: Standing['answer'] = subject === undefined ? { local: true } : await requireProvider().ownerStanding(subject);
+      const fresh: Standing = { answer, checkedAt: now };
+      standings.set(userId, fresh);
+      if ('present' in answer && answer.present && deps.syncRolesOnLogin) {
+        // The groups now give this role: the account follows (once per change), as at the owner's next sign-in.
+        await deps.accounts.syncRoles(userId, rolesFromGroups(answer.groups, idp), answer.groups);
+      }
+      return fresh;
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      if (!last || now - last.checkedAt >= revalidateMs + graceMs) {
+        log.warn({ user_id: userId }, 'API key owner could not be re-checked with the identity provider; key refused');
+        throw new ServiceUnavailable(UNREACHABLE, UNREACHABLE_RETRY_AFTER_SECONDS);
+      }
+      const kept: Standing = { ...last, retryAt: now + RECHECK_AFTER_FAILURE_MS };
+      standings.set(userId, kept);
+      return kept;
+    }
+  }
+
+  /**
+   * IDP_REVALIDATE_SECONDS: an API key works only while the provider still vouches for its owner. A use after the
+   * interval re-checks the owner (one call for all concurrent uses); the answer is remembered. An owner removed or
+   * disabled at the provider makes the key refused (401); with SYNC_ROLES_ON_LOGIN the key acts with the role the
+   * owner's groups give now. A provider outage keeps the last answer for IDP_REVALIDATE_GRACE_SECONDS more.
+   */
+  async function revalidateOwner(client: KeyClient): Promise<KeyClient | undefined> {
+    const now = deps.clock.now().getTime();
+    let standing = standings.get(client.userId);
+    const due = !standing || (standing.retryAt ?? standing.checkedAt + revalidateMs) <= now || now - standing.checkedAt >= revalidateMs + graceMs;
+    if (due) {
+      let pending = checks.get(client.userId);
+      if (!pending) {
+        pending = check(client.userId, standing, now).finally(() => checks.delete(client.userId));
+        checks.set(client.userId, pending);
+      }
+      standing = await pending;
+    }
+    const { answer } = standing!;
+    if ('local' in answer) return client;
+    if (!answer.present) return undefined;
+    if (!deps.syncRolesOnLogin) return client;
+    const roles = rolesFromGroups(answer.groups, idp);
+    return { ...client, ownerRole: roles.role, ownerIsSuperuser: roles.isSuperuser };
+  }
 
   function refuse(reason: RefusalReason, extra: Record<string, unknown> = {}): never {
     log.info({ reason, ...extra }, 'identity-provider sign-in refused');
@@ -136,6 +206,7 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
 
   return {
     verifyBearer,
+    revalidateOwner,
 
     /** POST /auth/token and /auth/login: the provider checks the password; its access token is the answer. */
     async signIn(username: string, password: string): Promise<IdpTokenResponse> {

@@ -13,17 +13,20 @@ export function ApiKeys() {
   const remove = useDeleteApiKey();
   const [name, setName] = useState('');
   const [sdkScope, setSdkScope] = useState(false);
+  /** A `datetime-local` value (the browser's time zone); empty: the key never expires. */
+  const [expires, setExpires] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [copied, setCopied] = useState(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setCopied(false);
     create.mutate(
-      { name, scopes: sdkScope ? ['sdk:ruleset'] : [] },
+      { name, scopes: sdkScope ? ['sdk:ruleset'] : [], ...(expires ? { expires_at: new Date(expires).toISOString() } : {}) },
       {
         onSuccess: (key) => {
           setCreated({ name: key.name, key: key.key });
           setName('');
+          setExpires('');
         },
       },
     );
@@ -56,6 +59,14 @@ export function ApiKeys() {
         <h2>New key</h2>
         <div className="row">
           <TextField label="Key name" value={name} error={fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
+          <TextField
+            label="Expires (optional)"
+            type="datetime-local"
+            value={expires}
+            hint="Leave empty for a key that never expires"
+            error={fieldError(create.error, 'expires_at')}
+            onChange={(e) => setExpires(e.target.value)}
+          />
           <label className="inline checkbox">
             <input type="checkbox" checked={sdkScope} onChange={(e) => setSdkScope(e.target.checked)} /> SDK ruleset and batch assignment (<code>sdk:ruleset</code>)
           </label>
@@ -63,7 +74,7 @@ export function ApiKeys() {
             Create key
           </button>
         </div>
-        <FormError error={create.error} shown={['name']} />
+        <FormError error={create.error} shown={['name', 'expires_at']} />
       </form>
       {permissions.isAdmin && (
         <label className="inline checkbox">
@@ -78,7 +89,7 @@ export function ApiKeys() {
       ) : keys.data.length === 0 ? (
         <Empty title="No API keys yet.">SDKs and servers send tracking events and evaluate flags with a key.</Empty>
       ) : (
-        <DataTable headers={['Name', 'Starts with', 'Scopes', 'Created', 'Actions']}>
+        <DataTable headers={['Name', 'Starts with', 'Scopes', 'Created', 'Expires', 'Last used', 'Actions']}>
           {keys.data.map((key) => (
             <tr key={key.id}>
               <td>{key.name}</td>
@@ -87,6 +98,11 @@ export function ApiKeys() {
               </td>
               <td>{key.scopes.join(', ') || '—'}</td>
               <td>{dateTime(key.created_at)}</td>
+              <td>
+                {key.expires_at ? dateTime(key.expires_at) : 'Never'}
+                {key.expires_at && Date.parse(key.expires_at) <= Date.now() && <> <span className="badge badge-neutral">expired</span></>}
+              </td>
+              <td>{key.last_used_at ? dateTime(key.last_used_at) : 'Never'}</td>
               <td>
                 {(key.user_id === me?.id || permissions.isAdmin) && (
                   <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>
