@@ -14,7 +14,7 @@ import {
 import { checkFields } from './checks.js';
 import { duckdbFile } from './connectors/duckdb.js';
 import { SNOWFLAKE_ADMIN_ROLES } from './connectors/snowflake.js';
-import { WarehouseError, withoutCredentials, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import { failure, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
 import { conflict, credentialsUndecryptable } from './errors.js';
 import { isIdentifier } from './identifiers.js';
 import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
@@ -123,8 +123,8 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
         await session.ping(remainingSeconds(config.checkSeconds, started));
         return { ok: true, error_code: null, message: null, elapsed_ms: elapsed() };
       } catch (error) {
-        const failed = error instanceof WarehouseError ? error : new WarehouseError('connection_failed', 'Could not reach the warehouse');
-        return { ok: false, error_code: failed.code, message: withoutCredentials(failed.message, credentials), elapsed_ms: elapsed() };
+        const failed = failure('connection_failed', error);
+        return { ok: false, error_code: failed.code, message: failed.message, elapsed_ms: elapsed() };
       } finally {
         await session?.close().catch(() => undefined);
       }

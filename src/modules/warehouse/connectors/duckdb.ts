@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, WarehouseError, withTimeout, type Driver, type WarehouseErrorCode, type StatementResult, type WarehouseSession } from './types.js';
+import { INFORMATION_SCHEMA_COLUMNS, lazyModule, WarehouseError, withTimeout, type Driver, type WarehouseErrorCode, type StatementResult, type WarehouseSession } from './types.js';
 
 const duckdb = lazyModule(() => import('@duckdb/node-api'));
 
@@ -76,13 +76,16 @@ export const duckdbDriver: Driver = {
   load: async () => (await duckdb()) !== undefined,
   async open(settings, _credentials, options): Promise<WarehouseSession> {
     const api = await duckdb();
-    if (!api) throw failure('connector_unavailable', undefined, 'The DuckDB driver is not installed');
+    if (!api) throw new WarehouseError('connector_unavailable', 'The DuckDB driver is not installed');
     const shown = String(settings.path);
     const file = duckdbFile(options.duckdbDir, shown);
-    if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
+    if (!file) throw new WarehouseError('connection_failed', 'The database file is outside the DuckDB directory');
+    // DuckDB runs in this process on a local file with external access off: its messages are the engine's own, not
+    // a remote's, and say what is wrong with the file or the table, so they are kept (without server paths).
     const fail = (code: WarehouseErrorCode, error: unknown, fallback: string) => {
-      const failed = failure(code, error, fallback);
-      return new WarehouseError(failed.code, publicDuckdbMessage(failed.message, options.duckdbDir, file, shown));
+      if (error instanceof WarehouseError) return error;
+      const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
+      return new WarehouseError(code, publicDuckdbMessage(message, options.duckdbDir, file, shown));
     };
     let connection: DuckDBConnection;
     try {
