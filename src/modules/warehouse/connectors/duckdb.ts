@@ -21,11 +21,42 @@ export function duckdbFile(dir: string, path: string): string | undefined {
  */
 const openFiles = new Map<string, { instance: Promise<DuckDBInstance>; sessions: number }>();
 
-function acquire(api: NonNullable<Awaited<ReturnType<typeof duckdb>>>, file: string): Promise<DuckDBInstance> {
+type DuckDBApi = NonNullable<Awaited<ReturnType<typeof duckdb>>>;
+
+/**
+ * Opens a file read only (an analysis never writes to the customer's data) and shut in: external access off, so
+ * nothing in the file (a view over read_text('/etc/passwd'), read_csv of a URL, an ATTACH) reaches the host's files or
+ * the network, no extension is installed or loaded, and the configuration locked once the session time zone is UTC,
+ * so no statement can turn any of it back on.
+ */
+async function openLocked(api: DuckDBApi, file: string): Promise<DuckDBInstance> {
+  const instance = await api.DuckDBInstance.create(file, {
+    access_mode: 'READ_ONLY',
+    enable_external_access: 'false',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_community_extensions: 'false',
+  });
+  try {
+    const setup = await instance.connect();
+    try {
+      // The time zone is set for every session here: once locked, a session can no longer set it.
+      await setup.run("SET GLOBAL TimeZone = 'UTC'");
+      await setup.run('SET GLOBAL lock_configuration = true');
+    } finally {
+      setup.closeSync();
+    }
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+  return instance;
+}
+
+function acquire(api: DuckDBApi, file: string): Promise<DuckDBInstance> {
   let entry = openFiles.get(file);
   if (!entry) {
-    // Read only: an analysis never writes to the customer's data.
-    entry = { instance: api.DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }), sessions: 0 };
+    entry = { instance: openLocked(api, file), sessions: 0 };
     openFiles.set(file, entry);
     entry.instance.catch(() => openFiles.delete(file));
   }
@@ -90,7 +121,6 @@ export const duckdbDriver: Driver = {
     let connection: DuckDBConnection;
     try {
       connection = await (await acquire(api, file)).connect();
-      await connection.run("SET TimeZone = 'UTC'");
     } catch (error) {
       await release(file).catch(() => undefined);
       throw fail('connection_failed', error, 'Could not open the DuckDB database file');
