@@ -3,7 +3,7 @@ import { createServer as createHttpServer } from 'node:http';
 import net, { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { warehouseSources } from '../../src/db/schema/warehouse.js';
+import { warehouseConnections, warehouseSources } from '../../src/db/schema/warehouse.js';
 import { FAILURE_MESSAGES } from '../../src/modules/warehouse/connectors/types.js';
 import { createWarehouseService } from '../../src/modules/warehouse/service.js';
 import { createAuditLog } from '../../src/platform/audit.js';
@@ -248,3 +248,34 @@ describe('the outbound policy', () => {
     expect(run.json()).toMatchObject({ status: 'failed', error_code: 'address_not_allowed', error_message: FAILURE_MESSAGES.address_not_allowed });
   }, 90_000);
 });
+
+describe('settings that are or look like secrets', () => {
+  it('are shown to ADMIN only: DEVELOPER and ANALYST read connections without them', async () => {
+    const developer = await t.user({ role: 'DEVELOPER' });
+    const analyst = await t.user({ role: 'ANALYST' });
+    const created = await t.inject({
+      method: 'POST', url: `${W}/connections`, headers: admin.headers,
+      payload: { name: `Secrets ${randomUUID().slice(0, 6)}`, ...clickhouse('http://127.0.0.1:8123'), settings: { url: 'http://127.0.0.1:8123', database: 'AKIAIOSFODNN7EXAMPLE' } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id as string;
+    // What rows stored before these checks may hold (the API refuses both now): a URL with a password, a token setting.
+    const legacy = { url: 'http://reader:Legacy-Pa55@127.0.0.1:8123', database: 'AKIAIOSFODNN7EXAMPLE', api_token: 'opaque', port_hint: 8123 };
+    await t.database.db.update(warehouseConnections).set({ settings: legacy }).where(eq(warehouseConnections.id, id));
+    const read = async (user: TestUser) => {
+      const one = await t.inject({ method: 'GET', url: `${W}/connections/${id}`, headers: user.headers });
+      const all = await t.inject({ method: 'GET', url: `${W}/connections`, headers: user.headers });
+      expect(one.statusCode).toBe(200);
+      const listed = all.json().find((c: { id: string }) => c.id === id);
+      expect(listed.settings).toEqual(one.json().settings);
+      return { settings: one.json().settings, bodies: one.body + all.body };
+    };
+    expect((await read(admin)).settings).toEqual(legacy);
+    for (const user of [developer, analyst]) {
+      const { settings, bodies } = await read(user);
+      expect(settings).toEqual({ port_hint: 8123 });
+      for (const secret of ['Legacy-Pa55', 'AKIAIOSFODNN7EXAMPLE', 'opaque']) expect(bodies).not.toContain(secret);
+    }
+  }, 90_000);
+});
+

@@ -18,6 +18,7 @@ import { failure, type Credentials, type Driver, type WarehouseSession } from '.
 import { conflict, credentialsUndecryptable } from './errors.js';
 import { isIdentifier } from './identifiers.js';
 import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
+import { visibleSettings } from './secret-settings.js';
 import * as store from './store.js';
 import { WAREHOUSE_TYPES, type WarehouseType } from './types.js';
 
@@ -25,13 +26,13 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
   const { db, audit, clock, config, drivers } = ctx;
   const { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession } = access;
 
-  function toConnectionView(row: WarehouseConnectionRow): ConnectionView {
+  function toConnectionView(row: WarehouseConnectionRow, actor: Actor): ConnectionView {
     const driver = drivers[row.warehouseType as WarehouseType];
     return {
       id: row.id,
       name: row.name,
       warehouse_type: row.warehouseType as WarehouseType,
-      settings: row.settings,
+      settings: visibleSettings(row.settings, driver.settings, actor),
       status: openCredentials(row) ? 'active' : 'needs_new_credentials',
       query_timeout_seconds: row.queryTimeoutSeconds,
       max_runs_per_day: row.maxRunsPerDay,
@@ -143,14 +144,14 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
       );
     },
 
-    async listConnections(): Promise<ConnectionView[]> {
+    async listConnections(actor: Actor): Promise<ConnectionView[]> {
       keys();
-      return (await store.listConnections(db)).map(toConnectionView);
+      return (await store.listConnections(db)).map((row) => toConnectionView(row, actor));
     },
 
-    async getConnection(id: string): Promise<ConnectionView> {
+    async getConnection(actor: Actor, id: string): Promise<ConnectionView> {
       keys();
-      return toConnectionView(await connectionOr404(id));
+      return toConnectionView(await connectionOr404(id), actor);
     },
 
     async createConnection(actor: Actor, body: ConnectionCreate): Promise<ConnectionView> {
@@ -175,7 +176,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
           updatedAt: now,
         });
         await audit.record(tx, actor, { action: 'warehouse_connection_create', entityType: 'warehouse_connection', entityId: id, after: describeConnection(row) });
-        return toConnectionView(row);
+        return toConnectionView(row, actor);
       });
     },
 
@@ -206,7 +207,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
           after: describeConnection(updated),
           details: { credentials_replaced: body.credentials !== undefined },
         });
-        return toConnectionView(updated);
+        return toConnectionView(updated, actor);
       });
     },
 
