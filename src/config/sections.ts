@@ -1,5 +1,6 @@
 /** Parsers of the grouped settings: platform management (audit stream, SMTP, chat, LLM, ETL), IdP, warehouse, tracing, CORS. */
 import { createHmac } from 'node:crypto';
+import { isIP } from 'node:net';
 import { ROLES, type Role } from '../platform/roles.js';
 import { ConfigError, NAME, parseBool, parseInteger, parseList, parseNames, parseUrl, type Env } from './parse.js';
 import type { Config, IdpConfig, PlatformManagementConfig, WarehouseConfig } from './types.js';
@@ -139,6 +140,24 @@ function parseCredentialsKeys(env: Env, strict: boolean): Buffer[] | undefined {
   return undefined;
 }
 
+const HOST_PATTERN = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+/**
+ * An allow-list of host names (`*.example.com` matching its subdomains), IP addresses and CIDRs; unset or empty is
+ * undefined (no list). An entry that is none of these stops startup, naming the variable and the entry's position.
+ */
+function parseAllowedHosts(env: Env, name: string): string[] | undefined {
+  const entries = parseList(env, name).map((e) => e.toLowerCase().replace(/\.$/, ''));
+  entries.forEach((entry, i) => {
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const validPrefix = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+    const valid = family ? validPrefix && extra === undefined : prefix === undefined && HOST_PATTERN.test(entry);
+    if (!valid) throw new ConfigError(`${name} entry ${i + 1} is not a host name, *.domain, IP address or CIDR`);
+  });
+  return entries.length ? entries : undefined;
+}
+
 export function parseWarehouse(env: Env, environment: Config['environment'], dataDir: string): WarehouseConfig {
   return {
     credentialsKeys: parseCredentialsKeys(env, environment === 'staging' || environment === 'production'),
@@ -148,6 +167,8 @@ export function parseWarehouse(env: Env, environment: Config['environment'], dat
     maxConcurrentJobs: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_JOBS', 4, 1, 256),
     maxConcurrentRuns: parseInteger(env, 'WAREHOUSE_MAX_CONCURRENT_RUNS', 2, 1, 1000),
     duckdbDir: env.WAREHOUSE_DUCKDB_DIR?.trim() || `${dataDir}/warehouse`,
+    allowedHosts: parseAllowedHosts(env, 'WAREHOUSE_ALLOWED_HOSTS'),
+    blockPrivateNetworks: parseBool(env, 'WAREHOUSE_BLOCK_PRIVATE_NETWORKS', false),
     // Spec limits: connection tests and validation each have a 30-second limit.
     checkSeconds: 30,
   };

@@ -112,6 +112,17 @@ export interface WarehouseConfig {
   /** WAREHOUSE_DUCKDB_DIR: DuckDB connection paths resolve inside it (default DATA_DIR/warehouse). */
   duckdbDir: string;
   /**
+   * WAREHOUSE_ALLOWED_HOSTS: comma-separated host names (`*.example.com` for its subdomains), IP addresses and CIDRs,
+   * lower case. When set, a connection may reach only a listed host, or one whose addresses all fall in the list.
+   */
+  allowedHosts: string[] | undefined;
+  /**
+   * WAREHOUSE_BLOCK_PRIVATE_NETWORKS (default false, so a warehouse on this host still works): when true, loopback,
+   * private (RFC 1918), shared (CGNAT), unique-local IPv6 and unspecified addresses are refused as well. Link-local and
+   * cloud metadata addresses are refused whatever it says.
+   */
+  blockPrivateNetworks: boolean;
+  /**
    * The bound on a connection test and on a source validation, sign-in included: 30 seconds, fixed by the spec and
    * not an environment setting. It is a field so tests can shorten it instead of waiting half a minute.
    */

@@ -16,6 +16,8 @@ describe('warehouse settings', () => {
       maxConcurrentJobs: 4,
       maxConcurrentRuns: 2,
       duckdbDir: '/srv/uplift/warehouse',
+      allowedHosts: undefined,
+      blockPrivateNetworks: false,
       checkSeconds: 30,
     });
     expect(loadConfig({}).warehouse.credentialsKeys).toBeUndefined();
@@ -27,5 +29,19 @@ describe('warehouse settings', () => {
     expect(() => loadConfig({ ...production, ...bad })).toThrow(/WAREHOUSE_CREDENTIALS_KEYS/);
     expect(loadConfig(bad).warehouse.credentialsKeys).toBeUndefined();
     expect(() => loadConfig({ WAREHOUSE_MAX_CONCURRENT_RUNS: '0' })).toThrow(/WAREHOUSE_MAX_CONCURRENT_RUNS/);
+  });
+
+  it('reads the outbound policy, and refuses to start on an entry that is no host, address or CIDR', () => {
+    const config = loadConfig({ WAREHOUSE_ALLOWED_HOSTS: ' DW.Example.com., *.snowflakecomputing.com, 10.0.0.0/8, 192.168.1.5, fd00::/8 ', WAREHOUSE_BLOCK_PRIVATE_NETWORKS: 'yes' });
+    expect(config.warehouse).toMatchObject({
+      allowedHosts: ['dw.example.com', '*.snowflakecomputing.com', '10.0.0.0/8', '192.168.1.5', 'fd00::/8'],
+      blockPrivateNetworks: true,
+    });
+    expect(loadConfig({ WAREHOUSE_ALLOWED_HOSTS: ' , ' }).warehouse.allowedHosts).toBeUndefined();
+    for (const bad of ['http://dw.example.com', '10.0.0.0/33', 'user:pw@dw', 'dw.example.com:5432', '10.0.0.0/8/1', '*']) {
+      expect(() => loadConfig({ WAREHOUSE_ALLOWED_HOSTS: `ok.example.com,${bad}` }), bad).toThrow(ConfigError);
+      expect(() => loadConfig({ WAREHOUSE_ALLOWED_HOSTS: `ok.example.com,${bad}` })).toThrow('WAREHOUSE_ALLOWED_HOSTS entry 2 is not a host name, *.domain, IP address or CIDR');
+    }
+    expect(() => loadConfig({ WAREHOUSE_BLOCK_PRIVATE_NETWORKS: 'maybe' })).toThrow(/WAREHOUSE_BLOCK_PRIVATE_NETWORKS/);
   });
 });

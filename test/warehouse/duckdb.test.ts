@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,7 @@ beforeAll(async () => {
   t = await testApp({ env: { WAREHOUSE_DUCKDB_DIR: dir, WAREHOUSE_CREDENTIALS_KEYS: randomBytes(32).toString('base64') } });
   admin = await t.user({ role: 'ADMIN' });
   await seedDuckDb(join(dir, 'shop.duckdb'));
-});
+}, 180_000);
 afterAll(async () => {
   await t.close();
   rmSync(dir, { recursive: true, force: true });
@@ -31,6 +32,31 @@ describe('warehouse analysis on an embedded DuckDB file', () => {
     const tested = await post(t, admin, `/connections/${connection.id}/test`);
     expect(tested.json()).toMatchObject({ ok: true, error_code: null });
     await analyseAndCheck(t, admin, connection.id, 'main');
+  });
+
+  it("never reads the host's files through a view stored in the database file", async () => {
+    // A file whose view reads /etc/passwd: with external access on, a preview's labels would be its lines.
+    const file = join(dir, 'leaky.duckdb');
+    const writer = await DuckDBInstance.create(file);
+    const connection = await writer.connect();
+    await connection.run("CREATE VIEW exposures AS SELECT 'u1' AS user_id, content AS variant, TIMESTAMP '2026-03-02 00:00:00' AS ts FROM read_text('/etc/passwd')");
+    connection.closeSync();
+    writer.closeSync();
+    const created = await post(t, admin, '/connections', { name: 'Leaky', warehouse_type: 'duckdb', settings: { path: 'leaky.duckdb' }, credentials: {} });
+    const source = await post(t, admin, '/sources', {
+      kind: 'assignment', connection_id: created.json().id, name: 'Leaky', table: 'main.exposures',
+      columns: { unit_id: 'user_id', variant: 'variant', exposed_at: 'ts' },
+    });
+    const sourceId = source.json().id as string;
+    // Validation reads metadata only, which names the view's columns without reading the file.
+    expect((await post(t, admin, `/sources/${sourceId}/validate`)).json()).toEqual({ valid: true, errors: [] });
+    const preview = await post(t, admin, `/sources/${sourceId}/preview`, { window_start: '2026-03-01T00:00:00Z', window_end: '2026-03-15T00:00:00Z' });
+    expect(preview.statusCode, preview.body).toBe(202);
+    await t.services.warehouse.drain();
+    const run = await get(t, admin, `/runs/${preview.json().id}`);
+    expect(run.json()).toMatchObject({ status: 'failed', error_code: 'query_failed', preview: null });
+    expect(run.json().error_message).toMatch(/disabled by configuration/);
+    expect(run.body).not.toContain('root:');
   });
 
   it('lists connectors with DuckDB and Postgres available', async () => {

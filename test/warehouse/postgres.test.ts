@@ -198,7 +198,7 @@ describe('warehouse analysis on PostgreSQL', () => {
       warehouse_type: 'postgres', settings: { ...endpoint(), port: 1 }, credentials: { username: ROLE, password: 'wrong' },
     });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+    expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_refused' });
   });
 });
 

@@ -7,9 +7,10 @@ import type { Db, Executor } from '../../db/client.js';
 import type { WarehouseConnectionRow } from '../../db/schema/warehouse.js';
 import type { AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
-import { WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import { refusal, WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
 import type { Keyring } from './credentials.js';
 import { CONNECTION_NOT_FOUND, credentialsRequired, credentialsUnavailable, credentialsUndecryptable, warehouseBusy } from './errors.js';
+import { pinnedLookup, type OutboundGuard } from './outbound.js';
 import type { JobGate } from './runs.js';
 import * as store from './store.js';
 import type { WarehouseType } from './types.js';
@@ -30,6 +31,8 @@ export interface WarehouseContext {
   clock: Clock;
   config: WarehouseConfig;
   drivers: Record<WarehouseType, Driver>;
+  /** Checks the host a connection names before any socket is opened (WAREHOUSE_ALLOWED_HOSTS and the rest). */
+  outbound: OutboundGuard;
   /** undefined when no WAREHOUSE_CREDENTIALS_KEYS are configured. */
   keyring: Keyring | undefined;
   gate: JobGate;
@@ -47,7 +50,7 @@ export function remainingSeconds(seconds: number, started: number): number {
 }
 
 export function createWarehouseAccess(ctx: WarehouseContext) {
-  const { db, config, drivers, keyring, gate } = ctx;
+  const { db, config, drivers, keyring, gate, outbound } = ctx;
 
   function keys(): Keyring {
     if (!keyring) throw credentialsUnavailable();
@@ -86,7 +89,17 @@ export function createWarehouseAccess(ctx: WarehouseContext) {
   async function openSession(type: WarehouseType, settings: Record<string, unknown>, credentials: Credentials, seconds: number): Promise<WarehouseSession> {
     const driver = drivers[type];
     if (!(await driver.load())) throw new WarehouseError('connector_unavailable', 'The driver of this warehouse type is not installed');
-    return driver.open(settings, credentials, { connectTimeoutSeconds: seconds, duckdbDir: config.duckdbDir });
+    // The one outbound guard every test, validation and run goes through: refused hosts never see a socket, and the
+    // driver connects to the addresses checked here.
+    let host: string | undefined;
+    try {
+      host = driver.host?.(settings);
+    } catch {
+      // Settings stored before their checks existed, which no longer name a host.
+      throw refusal('connection_failed');
+    }
+    const checked = host === undefined ? undefined : await outbound.check(host);
+    return driver.open(settings, credentials, { connectTimeoutSeconds: seconds, duckdbDir: config.duckdbDir, lookup: checked && pinnedLookup(checked) });
   }
 
   return { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession };

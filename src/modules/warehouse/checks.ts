@@ -1,4 +1,5 @@
 /** The warehouse service's input checks beyond the request schema (pure; each throws or returns 422 issues). */
+import { isIP } from 'node:net';
 import { Unprocessable, type Loc, type ValidationIssue } from '../../platform/errors.js';
 import type { FieldSpec } from './connectors/types.js';
 import { FILTER_TEXT, IDENTIFIER_RULES, isIdentifier, parseTable } from './identifiers.js';
@@ -46,10 +47,15 @@ export function checkFields(specs: Record<string, FieldSpec>, values: Record<str
       if (spec.required) issues.push({ type: 'missing', loc: at, msg: 'Field required' });
       continue;
     }
-    if (spec.kind === 'string') {
+    if (spec.kind === 'string' || spec.kind === 'host' || spec.kind === 'url') {
       if (typeof value !== 'string') issues.push({ type: 'string_type', loc: at, msg: 'Input should be a valid string' });
       else if (spec.maxLength && value.length > spec.maxLength) {
         issues.push({ type: 'string_too_long', loc: at, msg: `String should have at most ${spec.maxLength} characters`, ctx: { max_length: spec.maxLength } });
+      } else if (spec.kind === 'host' && !isHost(value)) {
+        issues.push({ type: 'host_name', loc: at, msg: 'Input should be a host name or an IP address (no scheme, port, path or user)' });
+      } else if (spec.kind === 'url') {
+        const problem = urlProblem(value);
+        if (problem) issues.push({ ...problem, loc: at });
       }
     } else if (spec.kind === 'integer') {
       if (typeof value !== 'number' || !Number.isInteger(value)) issues.push({ type: 'int_type', loc: at, msg: 'Input should be a valid integer' });
@@ -61,6 +67,31 @@ export function checkFields(specs: Record<string, FieldSpec>, values: Record<str
     }
   }
   return issues;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
+/** A host name or an IP address (an IPv6 one with or without brackets): nothing a driver could read as more. */
+export function isHost(value: string): boolean {
+  const bare = value.startsWith('[') && value.endsWith(']') ? value.slice(1, -1) : value;
+  return isIP(bare) !== 0 || (bare === value && HOST_NAME.test(value));
+}
+
+/**
+ * Why a URL setting is refused, without repeating it: not an http(s) URL, or user:password@ in it (a secret in a
+ * setting would be shown and stored in clear; credentials have their own encrypted field).
+ */
+function urlProblem(value: string): Omit<ValidationIssue, 'loc'> | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { type: 'url_parsing', msg: 'Input should be a valid URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { type: 'url_scheme', msg: 'URL scheme should be http or https' };
+  if (url.username || url.password) return { type: 'url_credentials', msg: 'The URL must not carry a user name or password; send them in credentials' };
+  if (!url.hostname) return { type: 'url_parsing', msg: 'Input should be a valid URL' };
+  return undefined;
 }
 
 export type SourceFields = Omit<SourceCreate, 'connection_id' | 'kind'>;

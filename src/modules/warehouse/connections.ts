@@ -14,11 +14,12 @@ import {
 } from './access.js';
 import { checkFields } from './checks.js';
 import { duckdbFile } from './connectors/duckdb.js';
-import { ADMIN_ROLE_REFUSED, WarehouseError, withoutCredentials, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
+import { ADMIN_ROLE_REFUSED, failure, WarehouseError, type Credentials, type Driver, type WarehouseSession } from './connectors/types.js';
 import type { Keyring } from './credentials.js';
 import { cannotChange, conflict, credentialsRequired, credentialsUndecryptable } from './errors.js';
 import { isIdentifier } from './identifiers.js';
 import type { ConnectionCreate, ConnectionTestBody, ConnectionTestResult, ConnectionUpdate, ConnectionView } from './schemas.js';
+import { visibleSettings } from './secret-settings.js';
 import * as store from './store.js';
 import { WAREHOUSE_TYPES, type WarehouseType } from './types.js';
 
@@ -26,13 +27,13 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
   const { db, audit, clock, config, drivers } = ctx;
   const { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession } = access;
 
-  function toConnectionView(row: WarehouseConnectionRow): ConnectionView {
+  function toConnectionView(row: WarehouseConnectionRow, actor: Actor): ConnectionView {
     const driver = drivers[row.warehouseType as WarehouseType];
     return {
       id: row.id,
       name: row.name,
       warehouse_type: row.warehouseType as WarehouseType,
-      settings: row.settings,
+      settings: visibleSettings(row.settings, driver.settings, actor),
       status: openCredentials(row) ? 'active' : 'needs_new_credentials',
       query_timeout_seconds: row.queryTimeoutSeconds,
       max_runs_per_day: row.maxRunsPerDay,
@@ -200,8 +201,8 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
         await session.ping(remainingSeconds(config.checkSeconds, started));
         return { ok: true, error_code: null, message: null, elapsed_ms: elapsed() };
       } catch (error) {
-        const failed = error instanceof WarehouseError ? error : new WarehouseError('connection_failed', 'Could not reach the warehouse');
-        return { ok: false, error_code: failed.code, message: withoutCredentials(failed.message, credentials), elapsed_ms: elapsed() };
+        const failed = failure('connection_failed', error);
+        return { ok: false, error_code: failed.code, message: failed.message, elapsed_ms: elapsed() };
       } finally {
         await session?.close().catch(() => undefined);
       }
@@ -220,14 +221,14 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
       );
     },
 
-    async listConnections(): Promise<ConnectionView[]> {
+    async listConnections(actor: Actor): Promise<ConnectionView[]> {
       keys();
-      return (await store.listConnections(db)).map(toConnectionView);
+      return (await store.listConnections(db)).map((row) => toConnectionView(row, actor));
     },
 
-    async getConnection(id: string): Promise<ConnectionView> {
+    async getConnection(actor: Actor, id: string): Promise<ConnectionView> {
       keys();
-      return toConnectionView(await connectionOr404(id));
+      return toConnectionView(await connectionOr404(id), actor);
     },
 
     async createConnection(actor: Actor, body: ConnectionCreate): Promise<ConnectionView> {
@@ -253,7 +254,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
           updatedAt: now,
         });
         await audit.record(tx, actor, { action: 'warehouse_connection_create', entityType: 'warehouse_connection', entityId: id, after: describeConnection(row) });
-        return toConnectionView(row);
+        return toConnectionView(row, actor);
       });
     },
 
@@ -292,7 +293,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
           after: describeConnection(updated),
           details: { credentials_replaced: body.credentials !== undefined, credentials_dropped: dropped },
         });
-        return toConnectionView(updated);
+        return toConnectionView(updated, actor);
       });
     },
 

@@ -2,7 +2,7 @@
 import type { WarehouseRunRow } from '../../db/schema/warehouse.js';
 import { type WarehouseAccess, type WarehouseContext } from './access.js';
 import { metricResult, sampleRatioCheck, type LabelAggregate } from './analysis.js';
-import { WarehouseError, withoutCredentials, type Credentials, type WarehouseSession } from './connectors/types.js';
+import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { DIALECTS } from './dialects/index.js';
 import { CREDENTIALS_REQUIRED_MESSAGE } from './errors.js';
 import { parseTable } from './identifiers.js';
@@ -63,12 +63,11 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
     const definition = run.definition as unknown as RunDefinition;
     const sent: string[] = [];
     let session: WarehouseSession | undefined;
-    let credentials: Credentials | undefined;
     try {
       const connection = await store.findConnection(db, run.connectionId);
       if (!connection) throw new RunFailure('connection_missing', 'The connection was deleted before the run started');
       if (connection.encryptedCredentials === null) throw new RunFailure('credentials_required', CREDENTIALS_REQUIRED_MESSAGE);
-      credentials = ctx.keyring?.open(connection.encryptedCredentials, connection.id);
+      const credentials = ctx.keyring?.open(connection.encryptedCredentials, connection.id);
       if (!credentials) throw new RunFailure('credentials_undecryptable', "The connection's credentials cannot be decrypted with the configured keys");
       const type = connection.warehouseType as WarehouseType;
       const driver = drivers[type];
@@ -149,7 +148,7 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
     } catch (error) {
       if (ctx.stopping) return { status: 'failed', errorCode: INTERRUPTED, errorMessage: 'The server stopped while the run was executing', sql: sent };
       if (error instanceof RunFailure || error instanceof WarehouseError) {
-        return { status: 'failed', errorCode: error.code, errorMessage: withoutCredentials(error.message, credentials ?? {}), sql: sent };
+        return { status: 'failed', errorCode: error.code, errorMessage: error.message, sql: sent };
       }
       throw error;
     } finally {

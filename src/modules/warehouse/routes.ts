@@ -64,8 +64,8 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
 
   app.get('/connections', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'listWarehouseConnections', summary: 'List warehouse connections (never their credentials)', description: 'Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Lists the connections with their settings, per-connection limits and status; credentials are never returned, and status is needs_new_credentials when the configured keys cannot open them. 503 credentials_unavailable when no credential key is configured (WAREHOUSE_CREDENTIALS_KEYS).', response: { 200: Type.Array(ConnectionView), ...errorResponses(401, 403, 503) } },
-  }, () => warehouse.listConnections());
+    schema: { tags, ...beta, operationId: 'listWarehouseConnections', summary: 'List warehouse connections (never their credentials)', description: 'Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Lists the connections with their settings, per-connection limits and status; credentials are never returned, settings that are or look like secrets (a name such as password, token or key; a value such as a URL with user:password@, a PEM key or a token) are shown to ADMIN only, and status is needs_new_credentials when the configured keys cannot open them. 503 credentials_unavailable when no credential key is configured (WAREHOUSE_CREDENTIALS_KEYS).', response: { 200: Type.Array(ConnectionView), ...errorResponses(401, 403, 503) } },
+  }, (req) => warehouse.listConnections(actorOf(req)));
 
   app.post('/connections', {
     config: access(ADMIN),
@@ -85,8 +85,8 @@ export const warehouseRoutes: FastifyPluginAsyncTypebox<{ warehouse: WarehouseSe
 
   app.get('/connections/:connection_id', {
     config: access(READERS),
-    schema: { tags, ...beta, operationId: 'readWarehouseConnection', summary: 'Read one warehouse connection (never its credentials)', description: "Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Returns the connection's settings, limits, daily worst case and status; credentials are never returned. 404 for an unknown connection; 503 credentials_unavailable when no credential key is configured.", params: ConnectionParams, response: { 200: ConnectionView, ...errorResponses(401, 403, 404, 422, 503) } },
-  }, (req) => warehouse.getConnection(req.params.connection_id));
+    schema: { tags, ...beta, operationId: 'readWarehouseConnection', summary: 'Read one warehouse connection (never its credentials)', description: "Beta; ADMIN, DEVELOPER or ANALYST (any other role is 403 role_required). Returns the connection's settings, limits, daily worst case and status; credentials are never returned, and settings that are or look like secrets are shown to ADMIN only. 404 for an unknown connection; 503 credentials_unavailable when no credential key is configured.", params: ConnectionParams, response: { 200: ConnectionView, ...errorResponses(401, 403, 404, 422, 503) } },
+  }, (req) => warehouse.getConnection(actorOf(req), req.params.connection_id));
 
   app.put('/connections/:connection_id', {
     config: access(ADMIN),

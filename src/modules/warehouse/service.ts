@@ -15,6 +15,7 @@ import { DRIVERS } from './connectors/index.js';
 import type { Driver } from './connectors/types.js';
 import { createKeyring } from './credentials.js';
 import { createRunExecutor } from './execute.js';
+import { createOutboundGuard, type Resolver } from './outbound.js';
 import { createJobGate, createRunQueue } from './runs.js';
 import { createSources } from './sources.js';
 import type { WarehouseType } from './types.js';
@@ -33,6 +34,8 @@ export interface WarehouseDeps {
   /** undefined when the experiment does not exist. */
   experiment(id: string): Promise<ExperimentFacts | undefined>;
   drivers?: Record<WarehouseType, Driver>;
+  /** DNS for the outbound guard (default: the system's, as sockets resolve). */
+  resolve?: Resolver;
   onError(error: unknown): void;
 }
 
@@ -44,6 +47,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
     clock,
     config,
     drivers: deps.drivers ?? DRIVERS,
+    outbound: createOutboundGuard(config, deps.resolve),
     keyring: config.credentialsKeys ? createKeyring(config.credentialsKeys) : undefined,
     gate: createJobGate(config.maxConcurrentJobs),
     running: new Set(),

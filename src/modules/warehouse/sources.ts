@@ -5,7 +5,7 @@ import type { Actor } from '../../platform/auth.js';
 import { Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import { EDITORS, READERS, remainingSeconds, type WarehouseAccess, type WarehouseContext } from './access.js';
 import { checkSource, type SourceFields } from './checks.js';
-import { WarehouseError, withoutCredentials, type WarehouseSession } from './connectors/types.js';
+import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { cannotChange, requireRole, SOURCE_NOT_FOUND } from './errors.js';
 import { parseTable } from './identifiers.js';
 import type { SourceCreate, SourceUpdate, SourceView } from './schemas.js';
@@ -166,7 +166,7 @@ export function createSources(ctx: WarehouseContext, access: WarehouseAccess) {
           });
           return found;
         } catch (error) {
-          return [error instanceof WarehouseError ? withoutCredentials(error.message, credentials) : 'Could not read the table metadata'];
+          return [error instanceof WarehouseError ? error.message : 'Could not read the table metadata'];
         } finally {
           await session?.close().catch(() => undefined);
         }

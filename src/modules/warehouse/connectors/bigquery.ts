@@ -1,5 +1,5 @@
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type FailureCode, type StatementResult, type WarehouseSession } from './types.js';
 
 const bigquery = lazyModule(() => import('@google-cloud/bigquery'));
 
@@ -10,6 +10,12 @@ const PARAM_TYPES: Record<BoundParam['type'], string> = {
   float: 'FLOAT64',
   boolean: 'BOOL',
 };
+
+/** Google's answers for credentials it refused: the token exchange (invalid_grant) or HTTP 401. */
+function recognise(error: unknown): FailureCode | undefined {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 401 || (typeof message === 'string' && message.startsWith('invalid_grant')) ? 'authentication_failed' : undefined;
+}
 
 export const bigqueryDriver: Driver = {
   type: 'bigquery',
@@ -60,7 +66,7 @@ export const bigqueryDriver: Driver = {
         if (/bytesBilledLimitExceeded/i.test(String((error as Error).message))) {
           throw new WarehouseError('bytes_limit_exceeded', 'The statement would bill more bytes than the limit');
         }
-        throw failure(code, error, 'BigQuery refused the statement');
+        throw failure(code, error, recognise);
       } finally {
         running = undefined;
       }
@@ -86,7 +92,7 @@ export const bigqueryDriver: Driver = {
           return new Map(fields.map((f) => [f.name, f.type]));
         } catch (error) {
           if ((error as { code?: number }).code === 404) return undefined;
-          throw failure('query_failed', error, 'BigQuery refused the metadata request');
+          throw failure('query_failed', error, recognise);
         }
       },
       async run(statement, limits): Promise<StatementResult> {

@@ -1,5 +1,7 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, lazyModule, WarehouseError, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, networkFailure, refusal, WarehouseError, type Driver, type FailureCode, type StatementResult, type WarehouseSession } from './types.js';
 
 const clickhouse = lazyModule(() => import('@clickhouse/client'));
 
@@ -8,24 +10,44 @@ function bindValue(param: BoundParam): unknown {
   return param.value instanceof Date ? param.value.toISOString().replace('T', ' ').replace('Z', '') : param.value;
 }
 
+/** ClickHouse's exception types for a sign-in it refused. */
+const AUTHENTICATION_ERRORS = new Set(['AUTHENTICATION_FAILED', 'UNKNOWN_USER', 'WRONG_PASSWORD', 'REQUIRED_PASSWORD', 'IP_ADDRESS_NOT_ALLOWED']);
+
+/**
+ * A ClickHouse server's errors carry its exception type (the client parses `Code: N. DB::Exception: ... (TYPE)`);
+ * any other answer (an HTML page, a body that is not JSON, another server's error text) is not ClickHouse's.
+ */
+function recognise(error: unknown): FailureCode | undefined {
+  const { type, message, name } = error as { type?: unknown; message?: unknown; name?: unknown };
+  if (typeof type === 'string') return AUTHENTICATION_ERRORS.has(type) ? 'authentication_failed' : undefined;
+  if (message === 'Timeout error.') return 'timeout';
+  if (name === 'AbortError' || networkFailure(error)) return undefined;
+  return 'unexpected_response';
+}
+
 export const clickhouseDriver: Driver = {
   type: 'clickhouse',
   billsByBytes: false,
   keyPair: false,
   settings: {
-    url: { kind: 'string', required: true, maxLength: 2048, endpoint: true },
+    url: { kind: 'url', required: true, maxLength: 2048, endpoint: true },
     database: { kind: 'string', maxLength: 128, endpoint: true },
   },
   credentials: {
     username: { kind: 'string', required: true, maxLength: 128 },
     password: { kind: 'string', required: true, maxLength: 1024 },
   },
+  host: (settings) => new URL(String(settings.url)).hostname,
   load: async () => (await clickhouse()) !== undefined,
   async open(settings, credentials, options): Promise<WarehouseSession> {
     const api = await clickhouse();
     if (!api) throw new WarehouseError('connector_unavailable', 'The ClickHouse driver is not installed');
+    const url = new URL(String(settings.url));
+    // The client's own agents resolve the host again; this one resolves it through the outbound guard's pinned lookup.
+    const agent = new (url.protocol === 'https:' ? HttpsAgent : HttpAgent)({ keepAlive: true, lookup: options.lookup });
     const client = api.createClient({
-      url: String(settings.url),
+      url: url.toString(),
+      http_agent: agent,
       username: credentials.username,
       password: credentials.password,
       database: typeof settings.database === 'string' ? settings.database : undefined,
@@ -52,19 +74,22 @@ export const clickhouseDriver: Driver = {
         if (/TIMEOUT_EXCEEDED|Timeout exceeded/i.test(String((error as Error).message))) {
           throw new WarehouseError('query_timeout', `The statement ran longer than ${timeoutSeconds} seconds and was stopped`);
         }
-        throw failure(code, error, 'ClickHouse refused the statement');
+        throw failure(code, error, recognise);
       } finally {
         inFlight = undefined;
       }
     }
     try {
       const [who] = await query('SELECT currentUser() AS user', {}, options.connectTimeoutSeconds, 'connection_failed');
+      // Any HTTP server "answers" a query (the client reads an HTML page as no rows): ClickHouse names the user.
+      if (typeof who?.user !== 'string') throw refusal('unexpected_response');
       // `default` is ClickHouse's built-in administrative user (access management, every grant).
       if (who?.user === 'default') {
         throw new WarehouseError('admin_role_refused', 'The connection signs in as the built-in default user; use a read-only user');
       }
     } catch (error) {
       await client.close().catch(() => undefined);
+      agent.destroy();
       throw error;
     }
     return {
@@ -87,7 +112,10 @@ export const clickhouseDriver: Driver = {
         return { rows, elapsedMs: Math.round(performance.now() - started) };
       },
       cancel: async () => inFlight?.abort(),
-      close: () => client.close(),
+      close: async () => {
+        await client.close();
+        agent.destroy();
+      },
     };
   },
 };

@@ -1,5 +1,5 @@
 import type { Statement, TableRef } from '../types.js';
-import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, refusal, WarehouseError, withTimeout, type Driver, type FailureCode, type StatementResult, type WarehouseSession } from './types.js';
 
 /** The part of @databricks/sql this connector uses (the package is optional and not a build dependency). */
 interface DatabricksOperation {
@@ -27,21 +27,29 @@ const databricks = lazyModule(async () => {
   return loaded.default ?? loaded;
 });
 
+/** The driver's errors for a token the workspace refused (HTTP 401 or 403 on sign-in). */
+function recognise(error: unknown): FailureCode | undefined {
+  const { name, statusCode } = error as { name?: unknown; statusCode?: unknown };
+  return name === 'AuthenticationError' || statusCode === 401 || statusCode === 403 ? 'authentication_failed' : undefined;
+}
+
 export const databricksDriver: Driver = {
   type: 'databricks',
   billsByBytes: false,
   keyPair: false,
   settings: {
-    host: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+    host: { kind: 'host', required: true, maxLength: 255, endpoint: true },
     http_path: { kind: 'string', required: true, maxLength: 512, endpoint: true },
   },
   credentials: { token: { kind: 'string', required: true, maxLength: 4096 } },
+  host: (settings) => String(settings.host),
   load: async () => (await databricks()) !== undefined,
   async open(settings, credentials, options): Promise<WarehouseSession> {
     const api = await databricks();
     if (!api) throw new WarehouseError('connector_unavailable', 'The Databricks driver is not installed');
     const client = new api.DBSQLClient();
     let session: DatabricksSession | undefined;
+    let signedIn = false;
     let running: { cancel(): Promise<unknown> } | undefined;
     async function query(text: string, named: Record<string, string | number | boolean | Date>, timeoutSeconds: number) {
       const open = session!;
@@ -60,7 +68,7 @@ export const databricksDriver: Driver = {
           () => running?.cancel(),
         );
       } catch (error) {
-        throw failure('query_failed', error, 'Databricks refused the statement');
+        throw failure('query_failed', error, recognise);
       } finally {
         running = undefined;
       }
@@ -73,6 +81,7 @@ export const databricksDriver: Driver = {
         (async () => {
           await client.connect({ host: String(settings.host), path: String(settings.http_path), token: credentials.token });
           session = await client.openSession({ configuration: { TIMEZONE: 'UTC' } });
+          signedIn = true;
           // Workspace administrators belong to the built-in `admins` group.
           const [row] = await query("SELECT is_member('admins') AS is_admin", {}, options.connectTimeoutSeconds);
           if (row?.is_admin === true) {
@@ -84,7 +93,8 @@ export const databricksDriver: Driver = {
       );
     } catch (error) {
       await client.close().catch(() => undefined);
-      throw failure('connection_failed', error, 'Could not sign in to Databricks');
+      if (!signedIn && error instanceof WarehouseError && error.code === 'query_timeout') throw refusal('timeout');
+      throw failure('connection_failed', error, recognise);
     }
     return {
       async ping(timeoutSeconds) {

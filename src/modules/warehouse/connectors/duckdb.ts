@@ -1,7 +1,7 @@
 import { resolve, sep } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { BoundParam, Statement, TableRef } from '../types.js';
-import { failure, INFORMATION_SCHEMA_COLUMNS, lazyModule, WarehouseError, withTimeout, type Driver, type WarehouseErrorCode, type StatementResult, type WarehouseSession } from './types.js';
+import { INFORMATION_SCHEMA_COLUMNS, lazyModule, WarehouseError, withTimeout, type Driver, type WarehouseErrorCode, type StatementResult, type WarehouseSession } from './types.js';
 
 const duckdb = lazyModule(() => import('@duckdb/node-api'));
 
@@ -21,11 +21,42 @@ export function duckdbFile(dir: string, path: string): string | undefined {
  */
 const openFiles = new Map<string, { instance: Promise<DuckDBInstance>; sessions: number }>();
 
-function acquire(api: NonNullable<Awaited<ReturnType<typeof duckdb>>>, file: string): Promise<DuckDBInstance> {
+type DuckDBApi = NonNullable<Awaited<ReturnType<typeof duckdb>>>;
+
+/**
+ * Opens a file read only (an analysis never writes to the customer's data) and shut in: external access off, so
+ * nothing in the file (a view over read_text('/etc/passwd'), read_csv of a URL, an ATTACH) reaches the host's files or
+ * the network, no extension is installed or loaded, and the configuration locked once the session time zone is UTC,
+ * so no statement can turn any of it back on.
+ */
+async function openLocked(api: DuckDBApi, file: string): Promise<DuckDBInstance> {
+  const instance = await api.DuckDBInstance.create(file, {
+    access_mode: 'READ_ONLY',
+    enable_external_access: 'false',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    allow_community_extensions: 'false',
+  });
+  try {
+    const setup = await instance.connect();
+    try {
+      // The time zone is set for every session here: once locked, a session can no longer set it.
+      await setup.run("SET GLOBAL TimeZone = 'UTC'");
+      await setup.run('SET GLOBAL lock_configuration = true');
+    } finally {
+      setup.closeSync();
+    }
+  } catch (error) {
+    instance.closeSync();
+    throw error;
+  }
+  return instance;
+}
+
+function acquire(api: DuckDBApi, file: string): Promise<DuckDBInstance> {
   let entry = openFiles.get(file);
   if (!entry) {
-    // Read only: an analysis never writes to the customer's data.
-    entry = { instance: api.DuckDBInstance.create(file, { access_mode: 'READ_ONLY' }), sessions: 0 };
+    entry = { instance: openLocked(api, file), sessions: 0 };
     openFiles.set(file, entry);
     entry.instance.catch(() => openFiles.delete(file));
   }
@@ -76,18 +107,20 @@ export const duckdbDriver: Driver = {
   load: async () => (await duckdb()) !== undefined,
   async open(settings, _credentials, options): Promise<WarehouseSession> {
     const api = await duckdb();
-    if (!api) throw failure('connector_unavailable', undefined, 'The DuckDB driver is not installed');
+    if (!api) throw new WarehouseError('connector_unavailable', 'The DuckDB driver is not installed');
     const shown = String(settings.path);
     const file = duckdbFile(options.duckdbDir, shown);
-    if (!file) throw failure('connection_failed', undefined, 'The database file is outside the DuckDB directory');
+    if (!file) throw new WarehouseError('connection_failed', 'The database file is outside the DuckDB directory');
+    // DuckDB runs in this process on a local file with external access off: its messages are the engine's own, not
+    // a remote's, and say what is wrong with the file or the table, so they are kept (without server paths).
     const fail = (code: WarehouseErrorCode, error: unknown, fallback: string) => {
-      const failed = failure(code, error, fallback);
-      return new WarehouseError(failed.code, publicDuckdbMessage(failed.message, options.duckdbDir, file, shown));
+      if (error instanceof WarehouseError) return error;
+      const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
+      return new WarehouseError(code, publicDuckdbMessage(message, options.duckdbDir, file, shown));
     };
     let connection: DuckDBConnection;
     try {
       connection = await (await acquire(api, file)).connect();
-      await connection.run("SET TimeZone = 'UTC'");
     } catch (error) {
       await release(file).catch(() => undefined);
       throw fail('connection_failed', error, 'Could not open the DuckDB database file');

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import pg from 'pg';
 import type { Statement, TableRef } from '../types.js';
 import {
@@ -7,8 +8,10 @@ import {
   openTimeoutMessage,
   WarehouseError,
   withTimeout,
+  refusal,
   type Credentials,
   type Driver,
+  type FailureCode,
   type OpenOptions,
   type Settings,
   type StatementResult,
@@ -30,7 +33,7 @@ const QUERY_CANCELED = '57014';
 
 /** Everything but the search path decides where or how the password is sent. */
 const endpointSettings = {
-  host: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+  host: { kind: 'host', required: true, maxLength: 255, endpoint: true },
   port: { kind: 'integer', min: 1, max: 65535, endpoint: true },
   database: { kind: 'string', required: true, maxLength: 63, endpoint: true },
   schema: { kind: 'string', maxLength: 63, endpoint: false },
@@ -71,6 +74,34 @@ async function redshiftIsAdmin(client: pg.Client): Promise<boolean> {
   return rows[0]?.is_admin ?? false;
 }
 
+/** PostgreSQL's SQLSTATE class 28: invalid authorization (a wrong password, an unknown role, no pg_hba entry). */
+const AUTHORIZATION_CLASS = '28';
+
+/** What pg's own errors say about a server that did not answer as PostgreSQL does (pg's fixed texts). */
+function recognise(error: unknown): FailureCode | undefined {
+  const { code, message = '' } = error as { code?: unknown; message?: string };
+  if (typeof code === 'string' && code.startsWith(AUTHORIZATION_CLASS) && code.length === 5) return 'authentication_failed';
+  if (message === 'The server does not support SSL connections' || message === 'There was an error establishing an SSL connection') return 'tls_failed';
+  // pg's connectionTimeoutMillis destroys the socket with 'timeout expired' and ends the client as 'Connection terminated'.
+  if (message === 'timeout expired' || message === 'Connection terminated') return 'timeout';
+  if (message.startsWith('Connection terminated unexpectedly') || message.startsWith('received invalid response')) return 'unexpected_response';
+  return undefined;
+}
+
+/**
+ * A socket for pg whose connect resolves the host through the outbound guard's pinned lookup: pg connects with
+ * (port, host), and the host name stays what TLS verifies the certificate against.
+ */
+function pinnedSocket(lookup: OpenOptions['lookup']): (() => Socket) | undefined {
+  if (!lookup) return undefined;
+  return () => {
+    const socket = new Socket();
+    const connect = socket.connect.bind(socket) as (options: { port: number; host: string; lookup: NonNullable<OpenOptions['lookup']> }) => Socket;
+    socket.connect = ((port: number, host: string) => connect({ port, host, lookup })) as Socket['connect'];
+    return socket;
+  };
+}
+
 /** Drops a client's socket at once: end() waits for the server's goodbye, which a stalled server never sends. */
 function dropSocket(client: pg.Client): void {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
@@ -91,6 +122,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     // No statement_timeout in the startup message: connection poolers such as PgBouncer refuse startup parameters
     // they do not know. The client-side bound below covers the setup statements; each statement then sets its own.
     application_name: 'uplift-warehouse',
+    stream: pinnedSocket(options.lookup),
   };
   const client = new pg.Client(config);
   // A dropped connection must not crash the process; the statement in flight rejects on its own.
@@ -122,10 +154,13 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     if (signedIn && (error as { code?: string }).code === QUERY_CANCELED) {
       throw new WarehouseError('query_timeout', openTimeoutMessage(options.connectTimeoutSeconds));
     }
-    if (!signedIn && /does not support SSL/i.test(String((error as Error).message))) {
-      throw new WarehouseError('connection_failed', TLS_REFUSED);
+    // Before sign-in completed, the bound running out means the server never answered as a warehouse would.
+    if (!signedIn && error instanceof WarehouseError && error.code === 'query_timeout') throw refusal('timeout');
+    // TLS is on unless the connection says ssl: false; a server without it gets this fixed advice, not pg's text.
+    if (!signedIn && recognise(error) === 'tls_failed' && /does not support SSL/i.test(String((error as Error).message))) {
+      throw new WarehouseError('tls_failed', TLS_REFUSED);
     }
-    throw failure('connection_failed', error, 'Could not sign in to the warehouse');
+    throw failure('connection_failed', error, recognise);
   }
 
   /** Cancels through a second connection, as psql does: the statement stops, the session stays usable. */
@@ -163,7 +198,7 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
       if ((error as { code?: string }).code === QUERY_CANCELED) {
         throw new WarehouseError('query_timeout', `The statement ran longer than ${timeoutSeconds} seconds and was stopped`);
       }
-      throw failure('query_failed', error, 'The warehouse refused the statement');
+      throw failure('query_failed', error);
     }
   }
 
@@ -200,6 +235,7 @@ export const postgresDriver: Driver = {
   credentials: passwordCredentials,
   adminField: (_settings, credentials) => (POSTGRES_ADMIN_USERS.includes(credentials.username ?? '') ? ['credentials', 'username'] : undefined),
   checksRoleOnSave: true,
+  host: (settings) => String(settings.host),
   load: async () => true,
   open: (settings, credentials, options) =>
     openSession({ defaultPort: 5432, isAdmin: postgresIsAdmin }, settings, credentials, options),

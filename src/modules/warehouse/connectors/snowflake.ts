@@ -1,5 +1,5 @@
 import type { Statement, TableRef } from '../types.js';
-import { failure, lazyModule, openTimeoutMessage, WarehouseError, withTimeout, type Driver, type StatementResult, type WarehouseSession } from './types.js';
+import { failure, lazyModule, openTimeoutMessage, refusal, WarehouseError, withTimeout, type Driver, type FailureCode, type StatementResult, type WarehouseSession } from './types.js';
 
 /** Snowflake's built-in administrative roles (spec rule 6). */
 const SNOWFLAKE_ADMIN_ROLES = ['ACCOUNTADMIN', 'SECURITYADMIN', 'SYSADMIN', 'ORGADMIN', 'USERADMIN'];
@@ -29,6 +29,13 @@ const snowflake = lazyModule(async () => {
   return loaded.default ?? loaded;
 });
 
+/** Snowflake's error codes for a sign-in it refused: wrong user or key, or a JWT it does not accept. */
+const AUTHENTICATION_ERRORS = new Set([390100, 390144, 394304]);
+
+function recognise(error: unknown): FailureCode | undefined {
+  return AUTHENTICATION_ERRORS.has(Number((error as { code?: unknown }).code)) ? 'authentication_failed' : undefined;
+}
+
 export const snowflakeDriver: Driver = {
   type: 'snowflake',
   billsByBytes: false,
@@ -36,7 +43,8 @@ export const snowflakeDriver: Driver = {
   settings: {
     // The account is where the key signs in, the role what it signs in as; warehouse, database and schema only
     // choose, inside that account and role, what a statement runs on.
-    account: { kind: 'string', required: true, maxLength: 255, endpoint: true },
+    // The account identifier (org-account, or a locator with its region): the host is <account>.snowflakecomputing.com.
+    account: { kind: 'host', required: true, maxLength: 255, endpoint: true },
     warehouse: { kind: 'string', required: true, maxLength: 255, endpoint: false },
     database: { kind: 'string', maxLength: 255, endpoint: false },
     schema: { kind: 'string', maxLength: 255, endpoint: false },
@@ -48,6 +56,7 @@ export const snowflakeDriver: Driver = {
   },
   adminField: (settings) =>
     typeof settings.role === 'string' && SNOWFLAKE_ADMIN_ROLES.includes(settings.role.toUpperCase()) ? ['settings', 'role'] : undefined,
+  host: (settings) => `${String(settings.account)}.snowflakecomputing.com`,
   load: async () => (await snowflake()) !== undefined,
   async open(settings, credentials, options): Promise<WarehouseSession> {
     const api = await snowflake();
@@ -67,13 +76,14 @@ export const snowflakeDriver: Driver = {
       timeout: options.connectTimeoutSeconds * 1000,
     });
     let running: SnowflakeStatement | undefined;
+    let signedIn = false;
     const cancel = () => new Promise<void>((resolve) => (running ? running.cancel(() => resolve()) : resolve()));
     function query(sqlText: string, binds: unknown[], timeoutSeconds: number): Promise<Record<string, unknown>[]> {
       const work = new Promise<Record<string, unknown>[]>((resolve, reject) => {
         running = connection.execute({
           sqlText,
           binds,
-          complete: (error, _statement, rows) => (error ? reject(failure('query_failed', error, 'Snowflake refused the statement')) : resolve(rows ?? [])),
+          complete: (error, _statement, rows) => (error ? reject(failure('query_failed', error, recognise)) : resolve(rows ?? [])),
         });
       });
       return withTimeout(timeoutSeconds, work, cancel).finally(() => {
@@ -86,6 +96,7 @@ export const snowflakeDriver: Driver = {
         options.connectTimeoutSeconds,
         (async () => {
           await new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve())));
+          signedIn = true;
           const [row] = await query('SELECT CURRENT_ROLE() AS "role"', [], options.connectTimeoutSeconds);
           if (SNOWFLAKE_ADMIN_ROLES.includes(String(row?.role).toUpperCase())) {
             throw new WarehouseError('admin_role_refused', 'The connection uses a built-in administrative role; use a role with read access only');
@@ -96,7 +107,8 @@ export const snowflakeDriver: Driver = {
       );
     } catch (error) {
       connection.destroy(() => undefined);
-      throw failure('connection_failed', error, 'Could not sign in to Snowflake');
+      if (!signedIn && error instanceof WarehouseError && error.code === 'query_timeout') throw refusal('timeout');
+      throw failure('connection_failed', error, recognise);
     }
     return {
       async ping(timeoutSeconds) {

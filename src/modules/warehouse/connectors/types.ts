@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Statement, TableRef, WarehouseType } from '../types.js';
 
 export type Row = Record<string, unknown>;
@@ -8,6 +9,13 @@ export type Row = Record<string, unknown>;
  */
 export type WarehouseErrorCode =
   | 'connection_failed'
+  | 'connection_refused'
+  | 'timeout'
+  | 'tls_failed'
+  | 'authentication_failed'
+  | 'unexpected_response'
+  | 'host_not_found'
+  | 'address_not_allowed'
   | 'admin_role_refused'
   | 'query_timeout'
   | 'query_failed'
@@ -64,10 +72,16 @@ export interface OpenOptions {
   connectTimeoutSeconds: number;
   /** WAREHOUSE_DUCKDB_DIR, resolved: duckdb paths are relative to it. */
   duckdbDir: string;
+  /**
+   * For drivers with a `host`: the outbound guard's lookup, pinned to the addresses it checked. Every socket the
+   * driver opens to that host resolves through it, so it connects where the guard looked.
+   */
+  lookup?: LookupFunction;
 }
 
 export interface FieldSpec {
-  kind: 'string' | 'integer' | 'boolean';
+  /** `host`: a host name or IP address; `url`: an http(s) URL without user:password@ (credentials go in credentials). */
+  kind: 'string' | 'integer' | 'boolean' | 'host' | 'url';
   required?: boolean;
   maxLength?: number;
   min?: number;
@@ -103,6 +117,11 @@ export interface Driver {
    * attribute the warehouse keeps (a PostgreSQL superuser may have any name), not its name.
    */
   checksRoleOnSave?: boolean;
+  /**
+   * The host the driver's sockets connect to, from valid settings; the outbound guard checks it before `open`.
+   * Absent for a driver that opens no socket to a host the connection names (DuckDB reads a local file).
+   */
+  host?(settings: Settings): string;
   /** Loads the driver package on first use; false when it is not installed or does not load. */
   load(): Promise<boolean>;
   open(settings: Settings, credentials: Credentials, options: OpenOptions): Promise<WarehouseSession>;
@@ -133,29 +152,57 @@ export function lazyModule<T>(load: () => Promise<T>): () => Promise<T | undefin
   return () => (loaded ??= load().catch(() => undefined));
 }
 
-export function failure(code: WarehouseErrorCode, error: unknown, fallback: string): WarehouseError {
-  if (error instanceof WarehouseError) return error;
-  const message = error instanceof Error && error.message ? error.message.slice(0, 500) : fallback;
-  return new WarehouseError(code, message);
+/**
+ * The fixed message of each code a remote's failure is classified into. A warehouse connection names any host and
+ * port, so what answers may be anything (an internal admin page): its text never reaches a response or a run.
+ */
+export const FAILURE_MESSAGES = {
+  connection_failed: 'Could not connect to the warehouse',
+  connection_refused: 'The connection was refused: nothing accepts connections at that host and port',
+  timeout: 'The warehouse did not answer in time',
+  tls_failed: 'The TLS handshake with the warehouse failed (TLS not offered, or its certificate not trusted)',
+  authentication_failed: 'The warehouse refused the credentials',
+  unexpected_response: 'The server did not answer as this type of warehouse does',
+  host_not_found: 'The host name does not resolve',
+  address_not_allowed: 'The host is not allowed by this deployment\'s outbound policy for warehouses',
+  query_failed: 'The warehouse refused the statement',
+} as const;
+
+export type FailureCode = keyof typeof FAILURE_MESSAGES;
+
+/** A failure with its fixed message. */
+export function refusal(code: FailureCode): WarehouseError {
+  return new WarehouseError(code, FAILURE_MESSAGES[code]);
 }
 
-/** Credential fields that name who signs in rather than prove it: a message naming them helps the user. */
-const IDENTITY_FIELDS = new Set(['username', 'client_email']);
+const TLS_ERROR = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH$)/;
+
+/** The code of a socket-level failure (Node's errno and TLS codes, also when wrapped), or undefined. */
+export function networkFailure(error: unknown): FailureCode | undefined {
+  const seen = new Set<unknown>();
+  const queue = [error];
+  while (queue.length) {
+    const e = queue.shift() as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === 'ECONNREFUSED') return 'connection_refused';
+    if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA'].includes(code)) return 'host_not_found';
+    if (['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED'].includes(code)) return 'timeout';
+    if (TLS_ERROR.test(code)) return 'tls_failed';
+    queue.push(e.cause, ...(Array.isArray(e.errors) ? e.errors : []));
+  }
+  return undefined;
+}
 
 /**
- * A driver's message as the caller may see it: no secret credential value in it. Drivers are not known to echo
- * passwords, tokens or keys, but their messages (and a server's error text) are passed through, so every secret value
- * (and each line of a multi-line one, such as a PEM key) is cut out before a message reaches a response or a run.
+ * A driver's error as the caller may see it: a WarehouseError passes as it is (the connector's own words); anything
+ * else is classified (the driver's `recognise` first, then socket-level codes, then `code`) and gets its fixed
+ * message, never the error's text.
  */
-export function withoutCredentials(message: string, credentials: Credentials): string {
-  const secrets = Object.entries(credentials)
-    .filter(([field]) => !IDENTITY_FIELDS.has(field))
-    .flatMap(([, value]) => [value, ...value.split(/\r?\n/)])
-    .map((value) => value.trim())
-    // Very short values would cut ordinary words; they are not worth hiding from their own owner either.
-    .filter((value) => value.length >= 4)
-    .sort((a, b) => b.length - a.length);
-  return secrets.reduce((text, secret) => text.replaceAll(secret, '[redacted]'), message);
+export function failure(code: 'connection_failed' | 'query_failed', error: unknown, recognise?: (error: unknown) => FailureCode | undefined): WarehouseError {
+  if (error instanceof WarehouseError) return error;
+  return refusal(recognise?.(error) ?? networkFailure(error) ?? code);
 }
 
 /** Spec rule 6, as every refusal of an administrative role words it. */
