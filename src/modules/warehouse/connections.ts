@@ -27,6 +27,18 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
   const { db, audit, clock, config, drivers } = ctx;
   const { keys, openCredentials, connectionCredentials, connectionOr404, withJob, openSession } = access;
 
+  /** The limits a connection shows: its own, and the worst cases per day they allow. */
+  function limitsView(row: WarehouseConnectionRow) {
+    const driver = drivers[row.warehouseType as WarehouseType];
+    return {
+      query_timeout_seconds: row.queryTimeoutSeconds,
+      max_runs_per_day: row.maxRunsPerDay,
+      bytes_limit: row.bytesLimit,
+      worst_case_bytes_per_day: driver.billsByBytes && row.bytesLimit ? row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.bytesLimit : null,
+      worst_case_seconds_per_day: row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.queryTimeoutSeconds,
+    };
+  }
+
   function toConnectionView(row: WarehouseConnectionRow, actor: Actor): ConnectionView {
     const driver = drivers[row.warehouseType as WarehouseType];
     return {
@@ -35,11 +47,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
       warehouse_type: row.warehouseType as WarehouseType,
       settings: visibleSettings(row.settings, driver.settings, actor),
       status: openCredentials(row) ? 'active' : 'needs_new_credentials',
-      query_timeout_seconds: row.queryTimeoutSeconds,
-      max_runs_per_day: row.maxRunsPerDay,
-      bytes_limit: row.bytesLimit,
-      worst_case_bytes_per_day: driver.billsByBytes && row.bytesLimit ? row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.bytesLimit : null,
-      worst_case_seconds_per_day: row.maxRunsPerDay * STATEMENTS_PER_RUN_MAX * row.queryTimeoutSeconds,
+      ...limitsView(row),
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
     };
@@ -128,7 +136,7 @@ export function createConnections(ctx: WarehouseContext, access: WarehouseAccess
    * new budget), so a GET-modify-PUT that raises a limit is not refused by its own echo.
    */
   function limitsOf(row: WarehouseConnectionRow, body: ConnectionUpdate): LimitFields {
-    const shown = toConnectionView(row);
+    const shown = limitsView(row);
     const sent = <T>(value: T | null | undefined, echo: T | null): T | undefined => (value === null || value === echo ? undefined : value);
     return {
       query_timeout_seconds: body.query_timeout_seconds,
