@@ -135,7 +135,7 @@ export class FakeIdp {
       ...opts,
     };
     // As the provider records it: a confirmed user's email is verified unless the test says otherwise.
-    const verified = user.status === 'CONFIRMED' && user.attributes.email !== undefined ? { email_verified: 'true' } : {};
+    const verified: Record<string, string> = user.status === 'CONFIRMED' && user.attributes.email !== undefined ? { email_verified: 'true' } : {};
     user.attributes = { sub: user.sub, ...verified, ...user.attributes };
     this.users.set(user.username, user);
     return user;
