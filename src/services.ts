@@ -34,7 +34,6 @@ import { splitUrlConfigs } from './modules/split-url/config.js';
 import { createAssignmentWriter, createEventWriter } from './modules/tracking/writer.js';
 import { createTrackingData } from './modules/tracking/read-model.js';
 import { createCountersService } from './modules/counters/service.js';
-import { postgresCounterStore, redisCounterStore } from './modules/counters/store.js';
 import { createBanditService } from './modules/bandit/service.js';
 import { createResultsService } from './modules/results/service.js';
 import { createInteractionsService } from './modules/interactions/service.js';
@@ -155,11 +154,7 @@ export function createServices(deps: PlatformDeps) {
   const tracking = createTrackingService({
     db, clock, bus, events, assignments: assignmentWriter, experiments: experimentsReadModel, flags, holdout, segments, bandit,
   });
-  const counters = createCountersService({
-    db, audit,
-    store: deps.redis ? redisCounterStore(deps.redis) : postgresCounterStore(db),
-    experiments: experimentsReadModel,
-  });
+  const counters = createCountersService({ db, audit, redis: deps.redis, experiments: experimentsReadModel });
 
   // Statistics.
   const results = createResultsService({

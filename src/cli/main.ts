@@ -13,6 +13,7 @@ import { connectDatabase } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
 import { meetsPasswordRule, PASSWORD_RULE } from '../modules/users/passwords.js';
 import { CliError, createApiClient, type ApiClient } from './api.js';
+import { createPrinter } from './print.js';
 
 export interface CliIo {
   out(text: string): void;
@@ -42,11 +43,6 @@ function configFrom(env: CliIo['env'], keys = true) {
   }
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
-}
-
 async function findFlag(api: ApiClient, key: string): Promise<FlagView> {
   const page = await api.json<{ items: FlagView[] }>('GET', `/api/v1/feature-flags/?search=${encodeURIComponent(key)}&limit=1000`);
   const flag = page.items.find((f) => f.key === key);
@@ -62,9 +58,11 @@ async function findExperiment(api: ApiClient, key: string): Promise<ExperimentVi
 }
 
 export function buildProgram(io: CliIo): Command {
+  // Every printed text goes through the printer, which escapes what a terminal would act on (print.ts).
+  const print = createPrinter(io);
   const program = new Command('uplift')
     .description('Operate an Uplift deployment: database set-up, and flags, experiments and exports over the API.')
-    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .configureOutput({ writeOut: print.parserOut, writeErr: print.parserErr })
     .exitOverride()
     .showHelpAfterError('(run uplift --help for usage)');
 
@@ -92,7 +90,7 @@ export function buildProgram(io: CliIo): Command {
       const database = await connectDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       try {
         const applied = await migrate(database);
-        io.out(applied.length ? `Applied ${applied.length} migration(s): ${applied.join(', ')}\n` : 'The database is up to date.\n');
+        print.line(applied.length ? `Applied ${applied.length} migration(s): ${applied.join(', ')}` : 'The database is up to date.');
       } finally {
         await database.close();
       }
@@ -116,7 +114,7 @@ export function buildProgram(io: CliIo): Command {
             `Another account already has the username ${JSON.stringify(options.username)}: choose a free one with --username`,
           );
         }
-        io.out(`Created superuser ${options.email}\n`);
+        print.line(`Created superuser ${options.email}`);
       } finally {
         await app.close();
       }
@@ -129,7 +127,7 @@ export function buildProgram(io: CliIo): Command {
       .addArgument(new Command().createArgument('<kind>', 'what to export').choices(EXPORTS))
       .addOption(new Option('--format <format>', 'file format').choices(['csv', 'json']).default('csv')),
   ).action(async (kind: string, options: { format: string }, cmd: Command) => {
-    io.out(await api(cmd).text(`/api/v1/export/${kind}?format=${options.format}`));
+    print.document(await api(cmd).text(`/api/v1/export/${kind}?format=${options.format}`));
   });
 
   const flags = program.command('flags').description('Feature flags');
@@ -137,11 +135,11 @@ export function buildProgram(io: CliIo): Command {
     .action(async (options: { search?: string }, cmd: Command) => {
       const query = options.search ? `&search=${encodeURIComponent(options.search)}` : '';
       const page = await api(cmd).json<{ items: FlagView[] }>('GET', `/api/v1/feature-flags/?limit=1000${query}`);
-      if (page.items.length === 0) return io.out('No feature flags.\n');
-      io.out(table([
+      if (page.items.length === 0) return print.line('No feature flags.');
+      print.table([
         ['KEY', 'NAME', 'STATUS', 'ON', 'ROLLOUT'],
         ...page.items.map((f) => [f.key, f.name, f.status, f.is_active ? 'yes' : 'no', `${f.rollout_percentage}%`]),
-      ]));
+      ]);
     });
   withApi(
     flags
@@ -158,7 +156,7 @@ export function buildProgram(io: CliIo): Command {
       'POST', '/api/v1/feature-flags/bulk-toggle', { ids: [flag.id], action: on ? 'enable' : 'disable' },
     );
     if (!result.results[0]?.success) throw new CliError(result.results[0]?.error ?? `Could not toggle ${key}`);
-    io.out(`${key} is now ${on ? 'on' : 'off'}\n`);
+    print.line(`${key} is now ${on ? 'on' : 'off'}`);
   });
 
   const experiments = program.command('experiments').description('Experiments');
@@ -166,7 +164,7 @@ export function buildProgram(io: CliIo): Command {
     .action(async (key: string, _options: unknown, cmd: Command) => {
       const client = api(cmd);
       const experiment = await findExperiment(client, key);
-      io.out(`${JSON.stringify(await client.json('GET', `/api/v1/results/${experiment.id}`), null, 2)}\n`);
+      print.document(`${JSON.stringify(await client.json('GET', `/api/v1/results/${experiment.id}`), null, 2)}\n`);
     });
 
   return program;
@@ -175,17 +173,14 @@ export function buildProgram(io: CliIo): Command {
 /** Runs one command line; answers the process exit code (0 success, 1 failure, 2 usage or configuration). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
+  const print = createPrinter(io);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof CliError) {
-      io.err(`uplift: ${error.message}\n`);
-      return error.exitCode;
-    }
-    io.err(`uplift: ${(error as Error).message}\n`);
-    return 1;
+    print.error(`uplift: ${(error as Error).message}`);
+    return error instanceof CliError ? error.exitCode : 1;
   }
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from './clock.js';
 /** Locally issued access tokens: HS256 JWTs signed with SECRET_KEY, subject = account id. */
 export interface TokenService {
   issue(userId: string): Promise<{ token: string; expiresIn: number }>;
-  /** The account id, or undefined for a token that is malformed, forged, expired or not an access token. */
+  /** The account id, or undefined for a token that is malformed, forged, expired, without `exp` or not an access token. */
   verify(token: string): Promise<string | undefined>;
 }
 
@@ -24,7 +24,8 @@ export function createTokenService(opts: { secretKey: string; expireMinutes: num
     },
     async verify(token) {
       try {
-        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: opts.clock.now() });
+        // jose checks `exp` only when present: a token without one would never expire, so it is required.
+        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: opts.clock.now(), requiredClaims: ['exp'] });
         return payload.type === 'access' && typeof payload.sub === 'string' ? payload.sub : undefined;
       } catch {
         return undefined;

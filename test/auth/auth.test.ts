@@ -89,6 +89,15 @@ describe('bearer tokens', () => {
     }
   });
 
+  it('refuses a correctly signed access token that has no exp (it would never expire)', async () => {
+    const u = await t.user();
+    const secret = new TextEncoder().encode(testConfig().secretKey);
+    const forever = await new SignJWT({ type: 'access' }).setProtectedHeader({ alg: 'HS256' }).setSubject(u.id).setIssuedAt().sign(secret);
+    const res = await t.inject({ method: 'GET', url: '/api/v1/users/me', headers: bearer(forever) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ detail: 'Could not validate credentials' });
+  });
+
   it('ends the sessions of a deactivated account at once, but not after a password change', async () => {
     const su = await t.user({ superuser: true });
     const u = await t.user();

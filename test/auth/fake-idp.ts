@@ -149,7 +149,9 @@ export class FakeIdp {
       enabled: true,
       ...opts,
     };
-    user.attributes = { sub: user.sub, ...user.attributes };
+    // As the provider records it: a confirmed user's email is verified unless the test says otherwise.
+    const verified: Record<string, string> = user.status === 'CONFIRMED' && user.attributes.email !== undefined ? { email_verified: 'true' } : {};
+    user.attributes = { sub: user.sub, ...verified, ...user.attributes };
     this.users.set(user.username, user);
     return user;
   }
@@ -313,6 +315,8 @@ export class FakeIdp {
     if (body.ConfirmationCode !== user.code) throw { type: 'CodeMismatchException', message: 'Invalid verification code provided, please try again.' } satisfies Failure;
     user.status = 'CONFIRMED';
     user.code = undefined;
+    // The code went to the email, so confirming proves it.
+    if (user.attributes.email !== undefined) user.attributes.email_verified = 'true';
     return {};
   }
 

@@ -92,6 +92,34 @@ describe('accounts of identity-provider users', () => {
     expect(await refusedWith(u)).toEqual(['no_email']);
   });
 
+  it('links the email only when the provider says it is verified: anything but true or "true" is email_unverified', async () => {
+    for (const value of ['false', 'True', '1', '', 'yes']) {
+      const u = person('unverified', { email_verified: value });
+      expect(await refusedWith(u), value).toEqual(['email_unverified']);
+      expect(await accountsOf(`idp:${u.sub}`)).toEqual([]);
+    }
+    const silent = person('silent');
+    delete silent.attributes.email_verified;
+    expect(await refusedWith(silent)).toEqual(['email_unverified']);
+    // The record's text "true" (as GetUser sends it) links.
+    expect((await usersMe(t, idp.token(person('verified', { email_verified: 'true' })))).statusCode).toBe(200);
+  });
+
+  it("reads the token's own email_verified claim when it has one (the boolean true or the text \"true\")", async () => {
+    for (const claim of [true, 'true']) {
+      const u = person('claim', { email_verified: 'false' });
+      expect((await usersMe(t, idp.token(u, { extra: { email_verified: claim } }))).statusCode, String(claim)).toBe(200);
+    }
+    for (const claim of [false, 'false', 1, 'TRUE', null]) {
+      const u = person('claim-no');
+      log.take();
+      const res = await usersMe(t, idp.token(u, { extra: { email_verified: claim } }));
+      // null reads as no claim, and the record (verified) decides.
+      expect(res.statusCode, String(claim)).toBe(claim === null ? 200 : 401);
+      if (claim !== null) expect(log.take()).toEqual(['email_unverified']);
+    }
+  });
+
   it('refuses when another account has the email in any letter case: email_taken', async () => {
     const local = await localAccount(t);
     expect(await refusedWith(person('et', { email: local.email.toUpperCase() }))).toEqual(['email_taken']);

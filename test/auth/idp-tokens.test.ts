@@ -56,6 +56,11 @@ describe('identity-provider bearer tokens', () => {
     expect(await refused(idp.token(person('exp'), { expiresInSeconds: -60 }))).toEqual(['invalid_token']);
   });
 
+  it('refuses a token of the pool and client that has no exp (it would never expire)', async () => {
+    // An undefined claim is left out of the signed JSON: the token carries no exp at all.
+    expect(await refused(idp.token(person('noexp'), { extra: { exp: undefined } }))).toEqual(['invalid_token']);
+  });
+
   it('refuses a bad signature: a key the JWKS does not hold, under a kid it does', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     expect(await refused(idp.token(person('sig'), { signWith: privateKey }))).toEqual(['invalid_token']);

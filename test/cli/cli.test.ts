@@ -9,15 +9,15 @@ import { connectDatabase } from '../../src/db/client.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 import { experiment } from '../helpers/fixtures.js';
 
-/** Runs the CLI in process; API commands reach the test app through inject instead of a socket. */
-async function cli(argv: string[], env: Record<string, string> = {}, t?: TestApp) {
+/** Runs the CLI in process; API commands reach the test app through inject instead of a socket, or a given fetch. */
+async function cli(argv: string[], env: Record<string, string> = {}, t?: TestApp | typeof fetch) {
   let out = '';
   let err = '';
   const io: CliIo = {
     out: (text) => { out += text; },
     err: (text) => { err += text; },
     env: { ENVIRONMENT: 'test', BCRYPT_ROUNDS: '4', ...env },
-    fetch: t
+    fetch: typeof t === 'function' ? t : t
       ? async (input, init) => {
           const url = new URL(String(input));
           const res = await t.inject({
@@ -197,5 +197,61 @@ describe('uplift CLI: API commands', () => {
     expect(res.out.split('\n')[0]).toMatch(/^experiment_id,experiment_name,status,/);
     expect(res.out).toContain(exp.id);
     expect((await cli(['export', 'users', '--token', 'x'], {}, t)).code).toBe(2);
+  });
+});
+
+describe('uplift CLI: what it prints is safe for a terminal', () => {
+  /** What a terminal acts on instead of showing: C0 (but the line breaks the CLI writes), DEL, C1, separators, bidi. */
+  const ACTS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+  const EVIL = '\u001b]0;owned\u0007\u001b[2J\u009b31m\r\nFAKE\u2028\u202e\u2066\u007f';
+  const flag = { id: randomUUID(), key: `k${EVIL}`, name: `n${EVIL}`, status: `ACTIVE${EVIL}`, is_active: false, rollout_percentage: 5 };
+  /** A server (hostile, or holding hostile data) that answers what the commands ask. */
+  const server: typeof fetch = async (input) => {
+    const url = new URL(String(input));
+    const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+    if (url.pathname === '/api/v1/feature-flags/') return json({ items: [flag] });
+    if (url.pathname === '/api/v1/feature-flags/bulk-toggle') return json({ results: [{ success: false, error: `refused${EVIL}` }] });
+    if (url.pathname === '/api/v1/experiments/') return json([{ id: 'e1', key: 'exp', name: 'x', status: 'RUNNING' }]);
+    if (url.pathname === '/api/v1/results/e1') return json({ experiment_id: 'e1', note: `n${EVIL}` });
+    if (url.pathname.startsWith('/api/v1/export/')) return new Response(`id,name\r\n1,"a${EVIL}"\r\n`, { status: 200 });
+    return json({ detail: `nope${EVIL}` }, 404);
+  };
+  const auth = ['--url', 'http://uplift.test', '--token', 't'];
+
+  it('flags list: every cell escaped, one line per flag', async () => {
+    const res = await cli(['flags', 'list', ...auth], {}, server);
+    expect(res.code).toBe(0);
+    expect(res.out).not.toMatch(ACTS);
+    expect(res.out.split('\n')).toHaveLength(3);
+    expect(res.out).toContain('k\\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u000d\\u000aFAKE\\u2028\\u202e\\u2066\\u007f');
+  });
+
+  it('messages and errors: values from the server and from the command line are escaped', async () => {
+    const refused = await cli(['flags', 'toggle', flag.key, ...auth], {}, server);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^uplift: refused\\u001b/);
+    const unknown = await cli(['flags', 'toggle', `other${EVIL}`, ...auth], {}, server);
+    expect(unknown.err).toContain('No feature flag has the key');
+    const api = await cli(['export', 'experiments', ...auth], {}, async () => new Response(JSON.stringify({ detail: `x${EVIL}` }), { status: 400 }));
+    expect(api.err).toMatch(/^uplift: 400: x\\u001b/);
+    for (const res of [refused, unknown, api]) {
+      expect(res.err).not.toMatch(ACTS);
+      expect(res.err.endsWith('\n')).toBe(true);
+    }
+    // The parser's usage text is a document: its lines (LF, CRLF) stay, anything else is escaped.
+    const usage = await cli(['flags', `--bogus${EVIL}`]);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('--bogus\\u001b]0;owned\\u0007');
+    expect(usage.err.replace(/\r?\n/g, '')).not.toMatch(ACTS);
+  });
+
+  it('documents keep their lines: results JSON still parses to the same value, an export keeps its rows', async () => {
+    const results = await cli(['experiments', 'results', 'exp', ...auth], {}, server);
+    expect(results.code).toBe(0);
+    expect(results.out.replace(/\n/g, '')).not.toMatch(ACTS);
+    expect(JSON.parse(results.out)).toEqual({ experiment_id: 'e1', note: `n${EVIL}` });
+    const csv = await cli(['export', 'experiments', ...auth], {}, server);
+    expect(csv.out.replace(/\r\n/g, '')).not.toMatch(ACTS);
+    expect(csv.out.split('\r\n')).toHaveLength(4);
   });
 });

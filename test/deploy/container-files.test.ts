@@ -34,6 +34,25 @@ describe('container files', () => {
     expect([...names].filter((n) => !isSetting(n))).toEqual([]);
   });
 
+  it('the operator must set every secret: compose refuses to start without it (${NAME:?message}), none is built in', () => {
+    /** A value compose takes from the operator's environment, refusing to start while NAME is unset or empty. */
+    const required = (value: string | undefined, name: string) => new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`).test(value ?? '');
+    const isSecret = (setting: string) => /PASSWORD|TOKEN|SECRET|_KEY$/.test(setting);
+    for (const [name, service] of upliftServices) {
+      const env = service.environment ?? {};
+      expect(env.ENVIRONMENT, name).toBe('production');
+      for (const setting of ['SECRET_KEY', 'FIRST_SUPERUSER_PASSWORD', 'METRICS_TOKEN']) expect(required(env[setting], setting), `${name} ${setting}`).toBe(true);
+      // The database password inside the URL too.
+      const databasePassword = /^postgres:\/\/[^:@/]+:([^@]+)@/.exec(env.DATABASE_URL ?? '')?.[1];
+      expect(required(databasePassword, 'POSTGRES_PASSWORD'), `${name} DATABASE_URL`).toBe(true);
+    }
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const [setting, value] of Object.entries(service.environment ?? {})) {
+        if (isSecret(setting)) expect(required(value, setting), `${name} ${setting}`).toBe(true);
+      }
+    }
+  });
+
   it('every ENV of the Dockerfile is a setting in src/config.ts', () => {
     const names = [...dockerfile.matchAll(/^ENV (.+)$/gm)].flatMap((m) => [...m[1].matchAll(/([A-Z_][A-Z0-9_]*)=/g)].map((x) => x[1]));
     expect(names.length).toBeGreaterThan(0);

@@ -1,6 +1,13 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DRIVERS } from '../../src/modules/warehouse/connectors/index.js';
+import type { FieldSpec } from '../../src/modules/warehouse/connectors/types.js';
+import { WAREHOUSE_TYPES, type WarehouseType } from '../../src/modules/warehouse/types.js';
 import { OPENAPI_PATH } from '../../src/platform/openapi.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 
@@ -243,6 +250,7 @@ function checkAnswer(op: Operation, method: string, built: Built, res: LightMyRe
 let t: TestApp;
 let doc: Doc;
 let credentials: Record<string, Record<string, string>>;
+let duckdbDir: string;
 
 const docOperations = (d: Doc) =>
   Object.entries(d.paths).flatMap(([path, methods]) =>
@@ -255,13 +263,20 @@ const docOperations = (d: Doc) =>
 const isStream = (op: Operation) => Object.values(op.responses ?? {}).some((r) => Object.keys(r.content ?? {}).includes('text/event-stream'));
 
 beforeAll(async () => {
-  t = await testApp({ env: { DEPLOYMENT_PROFILE: 'full' } });
+  duckdbDir = mkdtempSync(join(tmpdir(), 'uplift-fuzz-duckdb-'));
+  // A credential key, so warehouse connection bodies are checked and stored rather than refused with 503.
+  t = await testApp({
+    env: { DEPLOYMENT_PROFILE: 'full', WAREHOUSE_CREDENTIALS_KEYS: randomBytes(32).toString('base64'), WAREHOUSE_DUCKDB_DIR: duckdbDir },
+  });
   doc = (await t.inject({ method: 'GET', url: OPENAPI_PATH })).json() as Doc;
   const admin = await t.user({ role: 'ADMIN', superuser: true });
   const key = await t.apiKey(admin, ['sdk:ruleset']);
   credentials = { bearer: admin.headers, apiKey: key.headers };
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  rmSync(duckdbDir, { recursive: true, force: true });
+});
 
 describe('fuzzing every documented operation', () => {
   it('finds operations in the served document', () => {
@@ -299,4 +314,111 @@ describe('fuzzing every documented operation', () => {
     expect(unauthorized, JSON.stringify([...statuses])).toBeLessThan(ok);
     expect((await t.inject({ method: 'GET', url: '/api/v1/auth/me', headers: credentials.bearer })).statusCode).toBe(200);
   }, Math.max(110_000, RUNS * 20_000));
+});
+
+/**
+ * Warehouse connection bodies carry `settings` and `credentials` as free JSON objects in the document: their fields
+ * depend on `warehouse_type` and are the driver's (connectors/). Random objects only ever meet the first check, so for
+ * every warehouse type the connection operations of the document (found by their `settings`/`credentials` body or
+ * their `connection_id`, so new ones join by themselves) get bodies built from that type's fields, mostly valid and
+ * now and then malformed, on a saved connection of that type. Hosts and URLs stay on this machine: a test
+ * connection fails fast there instead of waiting on the network.
+ */
+const LOOPBACK: Record<string, fc.Arbitrary<string>> = {
+  host: fc.constantFrom('127.0.0.1', 'localhost'),
+  url: fc.constantFrom('http://127.0.0.1:1', 'http://localhost:9/', 'not a url'),
+  account: fc.constantFrom('127.0.0.1', 'localhost'),
+};
+
+function fieldValue(name: string, spec: FieldSpec): fc.Arbitrary<unknown> {
+  const valid =
+    spec.kind === 'integer'
+      ? fc.integer({ min: spec.min ?? -10, max: spec.max ?? 100_000 })
+      : spec.kind === 'boolean'
+        ? fc.boolean()
+        : (LOOPBACK[name] ?? fc.string({ minLength: spec.required ? 1 : 0, maxLength: Math.min(spec.maxLength ?? 40, 40), unit: 'grapheme' }));
+  return fc.oneof({ arbitrary: valid, weight: 9 }, { arbitrary: malformed, weight: 1 });
+}
+
+function fieldsFor(specs: Record<string, FieldSpec>): fc.Arbitrary<Record<string, unknown>> {
+  const shape = Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, fieldValue(name, spec)]));
+  const required = Object.entries(specs).filter(([, spec]) => spec.required).map(([name]) => name);
+  return fc.record(shape, { requiredKeys: required });
+}
+
+/** A body of the operation's schema whose type, settings and credentials are those of one warehouse type. */
+function warehouseBody(schema: Schema, type: WarehouseType): fc.Arbitrary<unknown> {
+  const driver = DRIVERS[type];
+  const properties = (schema.properties ?? {}) as Record<string, Schema>;
+  return fc
+    .tuple(fromSchema(schema), fieldsFor(driver.settings), fieldsFor(driver.credentials), fc.boolean())
+    .map(([base, settings, creds, replaceCredentials]) => {
+      if (!base || typeof base !== 'object' || Array.isArray(base)) return base;
+      const body = { ...(base as Record<string, unknown>) };
+      if ('warehouse_type' in properties) body.warehouse_type = type;
+      if ('settings' in properties) body.settings = settings;
+      // An update may leave the stored credentials alone.
+      if ('credentials' in properties) body.credentials = replaceCredentials || 'warehouse_type' in properties ? creds : undefined;
+      return body;
+    });
+}
+
+/** Sure-valid fields of one warehouse type, for the connection the path-id operations work on. */
+function validFields(specs: Record<string, FieldSpec>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(specs)
+      .filter(([, spec]) => spec.required)
+      .map(([name, spec]) => [name, spec.kind === 'integer' ? (spec.min ?? 1) : spec.kind === 'boolean' ? false : ({ host: '127.0.0.1', url: 'http://127.0.0.1:1', path: 'fuzz.duckdb' } as Record<string, string>)[name] ?? 'fuzz']),
+  );
+}
+
+describe('fuzzing the warehouse connection bodies of every warehouse type', () => {
+  const CONNECTIONS = '/api/v1/warehouse/analysis/connections';
+  const connectionOps = () =>
+    docOperations(doc).filter(({ path, method, op }) => {
+      if (!path.startsWith(CONNECTIONS) || !['POST', 'PUT'].includes(method)) return false;
+      const body = op.requestBody?.content?.['application/json']?.schema?.properties as Record<string, unknown> | undefined;
+      return Boolean(body && ('settings' in body || 'credentials' in body)) || path.includes('{connection_id}');
+    });
+
+  it('finds create, update and both tests among the operations', () => {
+    const ids = connectionOps().map(({ op }) => op.operationId);
+    expect(ids).toEqual(expect.arrayContaining(['createWarehouseConnection', 'updateWarehouseConnection', 'testUnsavedWarehouseConnection', 'testWarehouseConnection']));
+  });
+
+  it.each([...WAREHOUSE_TYPES])(`answers %s connection bodies without a 5xx, a hang, a misshapen 422 or an echo (${RUNS} runs per operation)`, async (type) => {
+    const admin = credentials.bearer;
+    const driver = DRIVERS[type];
+    const created = await t.inject({
+      method: 'POST', url: CONNECTIONS, headers: admin,
+      payload: { name: `fuzz ${type}`, warehouse_type: type, settings: validFields(driver.settings), credentials: validFields(driver.credentials) },
+    });
+    // A type whose driver is not installed here is refused (422 connector_disabled); its bodies are still fuzzed.
+    expect([201, 422], created.body).toContain(created.statusCode);
+    const connectionId = created.statusCode === 201 ? (created.json() as { id: string }).id : undefined;
+    const failures: string[] = [];
+    const statuses = new Map<number, number>();
+    for (const { path, method, op } of connectionOps()) {
+      if (path.includes('{connection_id}') && !connectionId) continue;
+      const url = path.replace('{connection_id}', connectionId ?? '');
+      const schema = op.requestBody?.content?.['application/json']?.schema;
+      const bodies = schema ? warehouseBody(schema, type).map((v) => JSON.stringify(v) ?? 'null') : fc.constant(undefined);
+      try {
+        await fc.assert(
+          fc.asyncProperty(bodies, async (payload) => {
+            const built: Built = { url, headers: payload === undefined ? {} : { 'content-type': 'application/json' }, payload };
+            const res = await withTimeout(t.inject({ method: method as 'POST', url, headers: { ...admin, ...built.headers }, payload }), `${method} ${url}`);
+            statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+            checkAnswer(op, method, built, res);
+          }),
+          { seed: SEED, numRuns: RUNS, endOnFailure: true },
+        );
+      } catch (error) {
+        failures.push(`${method} ${path}: ${(error as Error).message.split('\n').slice(0, 6).join(' | ')}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // Available drivers: some bodies got past every check (a connection saved, changed or tested).
+    if (connectionId) expect([...statuses.keys()].some((status) => status < 300), JSON.stringify([...statuses])).toBe(true);
+  }, Math.max(60_000, RUNS * 10_000));
 });

@@ -1,9 +1,10 @@
 import type { AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Db } from '../../db/client.js';
+import type { Redis } from '../../platform/redis.js';
 import { BadRequest, NotFound } from '../../platform/errors.js';
 import type { BulkBody, IncrementBody } from './schemas.js';
-import type { CounterStore } from './store.js';
+import { postgresCounterStore, redisCounterStore } from './store.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
 
 export const EXPERIMENT_ID_MISMATCH = 'experiment_id in the body does not match the experiment_id in the path';
@@ -11,15 +12,18 @@ const DEFAULT_COUNTER = 'events';
 
 export type CountersService = ReturnType<typeof createCountersService>;
 
-/** Real-time counters per experiment. Only existing experiments have counters; a reset is audited. */
+/**
+ * Real-time counters per experiment. Only existing experiments have counters; a reset is audited. The values live in
+ * Redis when the deployment has one (shared by every process), else in PostgreSQL.
+ */
 export function createCountersService(deps: {
   db: Db;
-  store: CounterStore;
+  redis: Redis | undefined;
   audit: AuditLog;
   /** Whether an experiment has this id (the experiments module's read model). */
   experiments: { exists(id: string): Promise<boolean> };
 }) {
-  const { store } = deps;
+  const store = deps.redis ? redisCounterStore(deps.redis) : postgresCounterStore(deps.db);
 
   async function assertExperiments(ids: string[]): Promise<void> {
     for (const id of new Set(ids)) {

@@ -16,6 +16,7 @@ export type LinkRefusal =
   | 'linked_elsewhere'
   | 'legacy_unlinked'
   | 'no_email'
+  | 'email_unverified'
   | 'email_taken'
   | 'field_too_long'
   | 'commit_failed';
@@ -24,6 +25,8 @@ export type LinkRefusal =
 export interface ProviderProfile {
   username: string;
   email: string | undefined;
+  /** The provider vouches that the user owns the email (`email_verified`, see `claimsTrue`). */
+  emailVerified: boolean;
   givenName: string | undefined;
   familyName: string | undefined;
 }
@@ -40,6 +43,12 @@ const MAX_FULL_NAME = 255;
 
 export const externalIdOf = (subject: string) => `idp:${subject}`;
 
+/**
+ * Whether a provider's boolean claim or attribute says yes: the JSON boolean true, or the text "true" as Cognito's
+ * GetUser and some providers' tokens send it. Anything else (absent, false, "True", 1) is no.
+ */
+export const claimsTrue = (value: unknown): boolean => value === true || value === 'true';
+
 function fullNameOf(p: ProviderProfile): string | null {
   const name = [p.givenName?.trim(), p.familyName?.trim()].filter(Boolean).join(' ');
   return name || null;
@@ -49,7 +58,7 @@ export type IdpAccountsService = ReturnType<typeof createIdpAccountsService>;
 
 /**
  * Accounts of identity-provider users: found by `external_id = idp:<sub>`, else created once from the provider's
- * record. An account that already holds the username or email is never taken over (it is someone else's, or a local
+ * record, and only when the provider says the email is verified. An account that already holds the username or email is never taken over (it is someone else's, or a local
  * account), and username, email and name are never updated from the provider afterwards.
  */
 export function createIdpAccountsService(deps: { db: Db; audit: AuditLog; clock: Clock; bus: Bus }) {
@@ -68,6 +77,8 @@ export function createIdpAccountsService(deps: { db: Db; audit: AuditLog; clock:
       return 'legacy_unlinked';
     }
     if (!profile.email) return 'no_email';
+    // An unverified email is only a claim: anyone may sign up at the provider with someone else's address.
+    if (!profile.emailVerified) return 'email_unverified';
     const emailHolder = await store.findUserByEmail(tx, profile.email);
     if (emailHolder && emailHolder.externalId !== externalId) return 'email_taken';
     return undefined;

@@ -45,6 +45,19 @@ export const UNREACHABLE = 'The identity provider is unreachable; try again late
 export const PROVIDER_FAILED = 'The identity provider could not complete the request';
 export const CODE_DELIVERY_FAILED = 'The identity provider could not deliver the confirmation code';
 
+/**
+ * ForgotPassword errors only an existing account gets: a state that cannot be reset (NotAuthorizedException), no
+ * verified email or phone (InvalidParameterException), its own attempt limit (LimitExceededException), a pre-sign-up
+ * trigger's refusal and a code that could not be delivered.
+ */
+const ACCOUNT_DEPENDENT_RESET_ERRORS = new Set([
+  'NotAuthorizedException',
+  'InvalidParameterException',
+  'LimitExceededException',
+  'UserLambdaValidationException',
+  'CodeDeliveryFailureException',
+]);
+
 /** Seconds a client is told to wait after throttling when the provider names no time. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 export const UNREACHABLE_RETRY_AFTER_SECONDS = 5;
@@ -268,14 +281,23 @@ export function createProviderClient(opts: {
         await client.send(new ConfirmSignUpCommand({ ClientId, Username: username, ConfirmationCode: code }));
       }),
 
+    /**
+     * Resolves alike whether or not the account exists, so the route cannot be used to probe for accounts: the
+     * provider's answers that only an existing account can get (where the code went, a refusal in the account's
+     * state, its attempt limit, a failed delivery) are kept from the caller, and logged when the operator may care.
+     * What does not depend on the account (throttling of the whole client, an unreachable provider) still shows.
+     */
     forgotPassword: (username: string) =>
-      call('forgotPassword', async () => {
+      call('forgotPassword', async (): Promise<void> => {
         try {
-          const out = await client.send(new ForgotPasswordCommand({ ClientId, Username: username }));
-          return delivery(out.CodeDeliveryDetails);
+          await client.send(new ForgotPasswordCommand({ ClientId, Username: username }));
         } catch (error) {
-          // The same answer whether or not the account exists, so the route cannot be used to probe for accounts.
-          if ((error as SdkError).name === 'UserNotFoundException') return null;
+          const name = (error as SdkError).$fault ? (error as SdkError).name : undefined;
+          if (name === 'UserNotFoundException') return;
+          if (name && ACCOUNT_DEPENDENT_RESET_ERRORS.has(name)) {
+            opts.log({ operation: 'forgotPassword', name, status: 200 });
+            return;
+          }
           throw error;
         }
       }),

@@ -98,7 +98,11 @@ export const idpAuthRoutes: FastifyPluginAsyncTypebox<{ idp: IdpAuthService; sel
       body: ForgotPasswordBody,
       response: { 200: CodeSentView, ...accountErrors },
     },
-  }, async (req) => ({ message: CODE_SENT, code_delivery: await idp.forgotPassword(req.body.username) }));
+  }, async (req) => {
+    await idp.forgotPassword(req.body.username);
+    // Where the code went would tell that the account exists: the answer is the same for every username.
+    return { message: CODE_SENT, code_delivery: null };
+  });
 
   app.post('/reset-password', {
     config: { access: open() },

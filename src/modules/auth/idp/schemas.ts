@@ -42,7 +42,10 @@ export const SignUpView = Type.Object({
   code_delivery: CodeDeliveryView,
 });
 
-export const CodeSentView = Type.Object({ message: Type.String(), code_delivery: CodeDeliveryView });
+export const CodeSentView = Type.Object({
+  message: Type.String(),
+  code_delivery: Type.Null({ description: 'Always null: where the code went would tell whether the account exists' }),
+});
 
 export const IdpTokenView = Type.Object({
   access_token: Type.String({ description: "The identity provider's access token" }),

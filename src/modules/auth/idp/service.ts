@@ -4,7 +4,7 @@ import type { Actor, KeyClient } from '../../../platform/auth.js';
 import type { Clock } from '../../../platform/clock.js';
 import { DomainError, ServiceUnavailable, Unauthorized } from '../../../platform/errors.js';
 import { localCache } from '../../../platform/local-cache.js';
-import type { IdpAccountsService, LinkRefusal, ProviderRoles } from '../../users/idp-accounts.js';
+import { claimsTrue, type IdpAccountsService, type LinkRefusal, type ProviderRoles } from '../../users/idp-accounts.js';
 import {
   NEW_PASSWORD_REQUIRED,
   UNREACHABLE,
@@ -152,7 +152,11 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
     return provider;
   }
 
-  async function firstSight(client: ProviderClient, subject: string, token: string, roles: ProviderRoles): Promise<Actor> {
+  /**
+   * `tokenSays` is the token's own `email_verified` claim: an access token of the pool carries none, and then the
+   * provider's record (GetUser) says whether the email is verified.
+   */
+  async function firstSight(client: ProviderClient, subject: string, token: string, tokenSays: unknown, roles: ProviderRoles): Promise<Actor> {
     let user;
     try {
       user = await client.getUser(token);
@@ -163,7 +167,13 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
     const attr = (name: string) => user.attributes[name]?.trim() || undefined;
     const outcome = await deps.accounts.create(
       subject,
-      { username: user.username, email: attr('email'), givenName: attr('given_name'), familyName: attr('family_name') },
+      {
+        username: user.username,
+        email: attr('email'),
+        emailVerified: claimsTrue(tokenSays ?? user.attributes.email_verified),
+        givenName: attr('given_name'),
+        familyName: attr('family_name'),
+      },
       roles,
     );
     if ('refused' in outcome) {
@@ -192,7 +202,7 @@ export function createIdpAuthService(deps: IdpAuthDeps) {
     if (!actor) {
       let pending = firstSights.get(subject);
       if (!pending) {
-        pending = firstSight(provider, subject, token, roles).finally(() => firstSights.delete(subject));
+        pending = firstSight(provider, subject, token, payload.email_verified, roles).finally(() => firstSights.delete(subject));
         firstSights.set(subject, pending);
       }
       actor = await pending;

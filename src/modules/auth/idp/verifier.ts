@@ -27,6 +27,11 @@ const JWKS_TIMEOUT_MS = 5_000;
 
 class JwksFetchFailed extends Error {}
 
+/** aws-jwt-verify checks `exp` only when the token has one; a token without it would never expire. */
+class JwtWithoutExpiry extends Error {
+  override name = 'JwtWithoutExpiry';
+}
+
 /**
  * aws-jwt-verify's own fetcher refuses plain http. The IDP_JWKS_URL seam may be http (a local provider in tests or a
  * private mirror), so http URLs are read with this one; https keeps the library's fetcher.
@@ -56,7 +61,7 @@ export function acceptedIssuers(s: Pick<VerifierSettings, 'userPoolId' | 'region
 /**
  * Access tokens of one user pool and app client, verified by aws-jwt-verify: signature against the pool's JWKS
  * (fetched once, cached, re-read when a token names an unknown `kid`, so key rotation needs no restart; how often is
- * bounded by KidPenaltyBox), expiry, issuer, and the Cognito claims (`token_use` must be `access`, `client_id` the
+ * bounded by KidPenaltyBox), expiry (a token without `exp` is refused), issuer, and the Cognito claims (`token_use` must be `access`, `client_id` the
  * app client's).
  */
 export function createAccessTokenVerifier(s: VerifierSettings) {
@@ -65,8 +70,10 @@ export function createAccessTokenVerifier(s: VerifierSettings) {
     issuer,
     audience: null,
     jwksUri: s.jwksUrl ?? `${issuer}/.well-known/jwks.json`,
-    customJwtCheck: ({ payload }: { payload: JwtPayload }) =>
-      validateCognitoJwtFields(payload, { tokenUse: 'access', clientId: s.clientId }),
+    customJwtCheck: ({ payload }: { payload: JwtPayload }) => {
+      if (typeof payload.exp !== 'number') throw new JwtWithoutExpiry('The token has no exp claim');
+      validateCognitoJwtFields(payload, { tokenUse: 'access', clientId: s.clientId });
+    },
   }));
   const needsPlainHttp = configs.some((c) => c.jwksUri.startsWith('http:'));
   const jwksCache = new SimpleJwksCache({
