@@ -23,7 +23,7 @@ const COPY = [
   { key: 'order', value: 'Place order', name: 'Order' },
   { key: 'classic', value: 'Checkout', description: 'The current copy' },
 ];
-const typed = (body: Record<string, unknown> = {}) => ({
+const typed = (body: Record<string, unknown> = {}): Record<string, any> => ({
   key: t.unique('copy'), name: 'Copy', is_active: true, rollout_percentage: 100, value_type: 'string', variations: COPY, default_variation: 'buy', ...body,
 });
 const post = (payload: Record<string, unknown>, user = dev) => t.inject({ method: 'POST', url: `${BASE}/`, headers: user.headers, payload });
@@ -158,7 +158,7 @@ describe('evaluation', () => {
     expect((await evaluate(flag.key, 'u1', { plan: 'blocked' })).json()).toEqual({
       flag_key: flag.key, enabled: false, reason: 'targeting_miss', variation: 'classic', value: 'Checkout', variation_reason: 'off',
     });
-    const get = await t.inject({ method: 'GET', url: `${BASE}/evaluate/${flag.key}?user_id=u1&context=${encodeURIComponent('{"country":"DE"}')}`, headers: key });
+    const get = await t.inject({ method: 'GET', url: `${BASE}/evaluate/${flag.key}?user_id=u1&context=${encodeURIComponent(JSON.stringify({ country: 'DE', plan: 'pro' }))}`, headers: key });
     expect(get.json()).toMatchObject({ variation: 'order', value: 'Place order' });
   });
 
