@@ -107,7 +107,15 @@ export class Uplift extends ClientCore {
    * string flag, a number a number flag, an object or array a json flag, a boolean a boolean flag's on/off).
    */
   getValue<T>(flagKey: string, userId: string, defaultValue: T, attributes?: Attributes): T {
-    return this.getDetails(flagKey, userId, defaultValue, attributes).value;
+    // getDetails(...).value without building the details (the hot path of typed flags).
+    const current = this.current;
+    const flag = current?.byKey.get(flagKey);
+    if (flag === undefined) return defaultValue;
+    const type = current!.typeByKey.get(flagKey);
+    if (type !== typeOfValue(defaultValue)) return defaultValue;
+    const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
+    if (type === 'boolean') return evaluation.reason === 'error' ? defaultValue : (evaluation.enabled as T);
+    return evaluation.variation === undefined ? defaultValue : (evaluation.value as T);
   }
 
   /** getValue with the variation served and the reason (see ValueDetails). */
