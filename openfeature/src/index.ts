@@ -1,7 +1,8 @@
 /**
  * @uplift/openfeature-provider: an OpenFeature server provider over one @uplift/sdk client. Boolean flags are Uplift
- * feature flags, evaluated in process; string, number and object flags are Uplift experiments, answered by the
- * user's variant (assignment through the API, sticky and cached by the client). The tracking API records events.
+ * feature flags, evaluated in process. String, number and object flags are Uplift typed flags (value_type string,
+ * number, json), evaluated in process; a key that names no flag is an Uplift experiment, answered by the user's
+ * variant (assignment through the API, sticky and cached by the client). The tracking API records events.
  */
 import {
   ErrorCode,
@@ -14,7 +15,7 @@ import {
   type ResolutionDetails,
   type TrackingEventDetails,
 } from '@openfeature/server-sdk';
-import { Uplift, UpliftError, type Attributes, type FlagReason, type UpliftOptions } from '@uplift/sdk';
+import { Uplift, UpliftError, type Attributes, type FlagReason, type UpliftOptions, type VariationReason } from '@uplift/sdk';
 
 /** Uplift's flag reasons as OpenFeature resolution reasons. */
 const REASONS: Record<Exclude<FlagReason, 'not_found' | 'error'>, string> = {
@@ -22,6 +23,13 @@ const REASONS: Record<Exclude<FlagReason, 'not_found' | 'error'>, string> = {
   targeting_miss: StandardResolutionReasons.DEFAULT,
   rollout: StandardResolutionReasons.SPLIT,
   disabled: StandardResolutionReasons.DISABLED,
+};
+
+/** How a typed flag chose its variation, where that decides the OpenFeature reason (else the flag's reason does). */
+const VARIATION_REASONS: Partial<Record<VariationReason, string>> = {
+  rule: StandardResolutionReasons.TARGETING_MATCH,
+  rule_split: StandardResolutionReasons.SPLIT,
+  split: StandardResolutionReasons.SPLIT,
 };
 
 type Resolution<T> = ResolutionDetails<T>;
@@ -98,6 +106,7 @@ export class UpliftProvider implements Provider {
     const { userId, attributes } = split(context);
     if (userId === undefined) return failure(defaultValue, ErrorCode.TARGETING_KEY_MISSING, 'targetingKey is required: Uplift buckets users by it');
     const evaluation = this.client.evaluate(flagKey, userId, attributes);
+    if (evaluation.variation_reason !== undefined) return failure(defaultValue, ErrorCode.TYPE_MISMATCH, `the flag ${JSON.stringify(flagKey)} serves values, not on/off`);
     if (evaluation.reason === 'not_found') return failure(defaultValue, ErrorCode.FLAG_NOT_FOUND, `no flag has the key ${JSON.stringify(flagKey)}`);
     if (evaluation.reason === 'error') return failure(defaultValue, ErrorCode.GENERAL, 'the flag names a segment that cannot be evaluated here');
     return {
@@ -108,21 +117,41 @@ export class UpliftProvider implements Provider {
     };
   }
 
-  /** An experiment: the variant's `configuration.value` when it is a string, else the variant's name. */
-  resolveStringEvaluation(flagKey: string, defaultValue: string, context: EvaluationContext): Promise<Resolution<string>> {
-    return this.variant(flagKey, defaultValue, context, (configured, name) => (typeof configured === 'string' ? configured : name));
+  /** A typed flag of value_type string; else an experiment: the variant's `configuration.value` when a string, else its name. */
+  async resolveStringEvaluation(flagKey: string, defaultValue: string, context: EvaluationContext): Promise<Resolution<string>> {
+    return this.typedFlag(flagKey, defaultValue, context)
+      ?? this.variant(flagKey, defaultValue, context, (configured, name) => (typeof configured === 'string' ? configured : name));
   }
 
-  /** An experiment: the variant's `configuration.value`, which must be a number. */
-  resolveNumberEvaluation(flagKey: string, defaultValue: number, context: EvaluationContext): Promise<Resolution<number>> {
-    return this.variant(flagKey, defaultValue, context, (configured) => (typeof configured === 'number' ? configured : undefined));
+  /** A typed flag of value_type number; else an experiment: the variant's `configuration.value`, which must be a number. */
+  async resolveNumberEvaluation(flagKey: string, defaultValue: number, context: EvaluationContext): Promise<Resolution<number>> {
+    return this.typedFlag(flagKey, defaultValue, context)
+      ?? this.variant(flagKey, defaultValue, context, (configured) => (typeof configured === 'number' ? configured : undefined));
   }
 
-  /** An experiment: the variant's `configuration.value` when it is an object, else the whole configuration. */
-  resolveObjectEvaluation<T extends JsonValue>(flagKey: string, defaultValue: T, context: EvaluationContext): Promise<Resolution<T>> {
-    return this.variant(flagKey, defaultValue, context, (configured, _name, configuration) =>
-      (isObject(configured) ? configured : configuration ?? undefined) as T | undefined,
-    );
+  /** A typed flag of value_type json; else an experiment: the variant's `configuration.value` when an object, else the whole configuration. */
+  async resolveObjectEvaluation<T extends JsonValue>(flagKey: string, defaultValue: T, context: EvaluationContext): Promise<Resolution<T>> {
+    return this.typedFlag(flagKey, defaultValue, context)
+      ?? this.variant(flagKey, defaultValue, context, (configured, _name, configuration) =>
+        (isObject(configured) ? configured : configuration ?? undefined) as T | undefined,
+      );
+  }
+
+  /**
+   * A typed flag, evaluated locally (undefined: no flag has the key, so it may name an experiment). The value is the
+   * variation served, or the default when the flag serves none (off without off_variation: the reason says why).
+   */
+  private typedFlag<T>(flagKey: string, defaultValue: T, context: EvaluationContext): Resolution<T> | undefined {
+    const { userId, attributes } = split(context);
+    const details = this.client.getDetails(flagKey, userId ?? '', defaultValue, attributes);
+    if (details.reason === 'not_found') return undefined;
+    if (userId === undefined) return failure(defaultValue, ErrorCode.TARGETING_KEY_MISSING, 'targetingKey is required: Uplift buckets users by it');
+    if (details.reason === 'type_mismatch') return failure(defaultValue, ErrorCode.TYPE_MISMATCH, `the flag ${JSON.stringify(flagKey)} does not serve values of this type`);
+    if (details.reason === 'error') return failure(defaultValue, ErrorCode.GENERAL, 'the flag names a segment that cannot be evaluated here');
+    const reason = (details.variation_reason && VARIATION_REASONS[details.variation_reason]) ?? REASONS[details.reason];
+    const flagMetadata: Record<string, string> = { uplift_reason: details.reason };
+    if (details.variation_reason !== undefined) flagMetadata.variation_reason = details.variation_reason;
+    return details.variation === undefined ? { value: defaultValue, reason, flagMetadata } : { value: details.value, variant: details.variation, reason, flagMetadata };
   }
 
   /** OpenFeature tracking: an Uplift event for the targetingKey; `value` is the event's value, the rest its properties. */

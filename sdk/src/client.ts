@@ -2,7 +2,7 @@ import { ClientCore } from './core.js';
 import { backoffMs, sleep, UpliftError, type FetchLike } from './http.js';
 import { changedFlagKeys, compileRuleset, type CompiledRuleset } from './ruleset.js';
 import { SseParser, type SseEvent } from './sse.js';
-import type { Assignment, Attributes, FlagEvaluation, Ruleset, TrackOptions } from './types.js';
+import type { Assignment, Attributes, FlagEvaluation, Ruleset, TrackOptions, ValueDetails } from './types.js';
 
 export interface UpliftOptions {
   /** The service's origin, e.g. `https://uplift.example.com` (the SDK adds `/api/v1/...`). */
@@ -20,6 +20,22 @@ export interface UpliftOptions {
 }
 
 const EMPTY: Attributes = Object.freeze({}) as Attributes;
+
+/** The flag value type a default value reads. */
+function typeOfValue(value: unknown): 'boolean' | 'string' | 'number' | 'json' | undefined {
+  switch (typeof value) {
+    case 'boolean':
+      return 'boolean';
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'object':
+      return value === null ? undefined : 'json';
+    default:
+      return undefined;
+  }
+}
 const NOT_FOUND: FlagEvaluation = Object.freeze({ enabled: false, reason: 'not_found' });
 /** Reconnect when the stream has sent nothing (not even a heartbeat) for this many heartbeat periods. */
 const STREAM_IDLE_HEARTBEATS = 3;
@@ -83,6 +99,40 @@ export class Uplift extends ClientCore {
     const current = this.current;
     const flag = current?.byKey.get(flagKey);
     return flag === undefined ? NOT_FOUND : flag.explain(userId, attributes ?? EMPTY, current!.env);
+  }
+
+  /**
+   * The value a flag serves this user, or `defaultValue` when it serves none: the flag is unknown, off without an
+   * off_variation, cannot be evaluated here, or its value is not of the default's type (a string default reads a
+   * string flag, a number a number flag, an object or array a json flag, a boolean a boolean flag's on/off).
+   */
+  getValue<T>(flagKey: string, userId: string, defaultValue: T, attributes?: Attributes): T {
+    // getDetails(...).value without building the details (the hot path of typed flags).
+    const current = this.current;
+    const flag = current?.byKey.get(flagKey);
+    if (flag === undefined) return defaultValue;
+    const type = current!.typeByKey.get(flagKey);
+    if (type !== typeOfValue(defaultValue)) return defaultValue;
+    const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
+    if (type === 'boolean') return evaluation.reason === 'error' ? defaultValue : (evaluation.enabled as T);
+    return evaluation.variation === undefined ? defaultValue : (evaluation.value as T);
+  }
+
+  /** getValue with the variation served and the reason (see ValueDetails). */
+  getDetails<T>(flagKey: string, userId: string, defaultValue: T, attributes?: Attributes): ValueDetails<T> {
+    const current = this.current;
+    const flag = current?.byKey.get(flagKey);
+    if (flag === undefined) return { value: defaultValue, reason: 'not_found', is_default: true };
+    const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
+    const type = current!.typeByKey.get(flagKey);
+    if (type !== typeOfValue(defaultValue)) return { value: defaultValue, reason: 'type_mismatch', is_default: true };
+    if (type === 'boolean') {
+      if (evaluation.reason === 'error') return { value: defaultValue, reason: 'error', is_default: true };
+      return { value: evaluation.enabled as T, variation: evaluation.enabled ? 'on' : 'off', reason: evaluation.reason, is_default: false };
+    }
+    const { variation, variation_reason } = evaluation;
+    if (variation === undefined) return { value: defaultValue, reason: evaluation.reason, variation_reason, is_default: true };
+    return { value: evaluation.value as T, variation, reason: evaluation.reason, variation_reason, is_default: false };
   }
 
   /** Every flag that is not archived, on or off: what GET /feature-flags/user/{user_id} answers. */

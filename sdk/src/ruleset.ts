@@ -6,11 +6,11 @@
 import {
   BUCKETING,
   collectSegmentIds,
-  compileFlag,
-  compileFlags,
+  compileFlagSet,
+  flagDefinitionOf,
+  SPLIT_BUCKETING,
   type CompiledSegment,
   type EvaluationEnv,
-  type FlagDefinition,
   type FlagEvaluation,
   type FlagEvaluator,
   type FlagSetEvaluator,
@@ -23,6 +23,8 @@ export interface CompiledRuleset {
   ruleset: Ruleset;
   /** Every flag (archived ones answer `disabled`). */
   byKey: Map<string, FlagEvaluator>;
+  /** Each flag's value type (`boolean` for a flag without one). */
+  typeByKey: Map<string, 'boolean' | 'string' | 'number' | 'json'>;
   /** The flags that are not archived: what `allEnabled` answers for, as the service's user route does. */
   liveKeys: string[];
   live: FlagSetEvaluator;
@@ -45,12 +47,17 @@ const MEMBERS_NOT_IN_RULESET = () => {
 /** At most this many id_list segments per flag are tried both ways (2^n evaluations); beyond it, `error`. */
 export const MAX_UNKNOWN_MEMBERSHIPS = 4;
 
-/** The id_list segments a flag's rules name (a segment's own rules name no segment), as the service finds them. */
-function idListsNamed(rules: unknown, segments: Map<string, RulesetSegment>): string[] {
-  return collectSegmentIds(rules).filter((id) => segments.get(id)?.kind === 'id_list');
+/**
+ * The id_list segments a flag's rules and variation rules name (a segment's own rules name no segment), as the
+ * service finds them.
+ */
+function idListsNamed(flag: RulesetFlag, segments: Map<string, RulesetSegment>): string[] {
+  const named = [flag.targeting_rules, ...(Array.isArray(flag.variation_rules) ? flag.variation_rules.map((r) => r?.targeting_rules) : [])].flatMap(collectSegmentIds);
+  return [...new Set(named)].filter((id) => segments.get(id)?.kind === 'id_list');
 }
 
-const sameAnswer = (a: FlagEvaluation, b: FlagEvaluation) => a.enabled === b.enabled && a.reason === b.reason && a.rule === b.rule;
+const sameAnswer = (a: FlagEvaluation, b: FlagEvaluation) =>
+  a.enabled === b.enabled && a.reason === b.reason && a.rule === b.rule && a.variation === b.variation && a.variation_reason === b.variation_reason;
 
 /**
  * A flag naming id_list segments, answered locally when the answer does not depend on the user's membership: it is
@@ -89,7 +96,9 @@ function checkFlag(f: unknown, i: number): RulesetFlag {
     typeof f.is_active === 'boolean' &&
     STATUSES.has(f.status as string) &&
     typeof f.rollout_percentage === 'number' &&
-    (f.targeting_rules === null || isObject(f.targeting_rules));
+    (f.targeting_rules === null || isObject(f.targeting_rules)) &&
+    (f.value_type === undefined || (['string', 'number', 'json'].includes(f.value_type as string) && Array.isArray(f.variations) &&
+      f.variations.every((v) => isObject(v) && typeof v.key === 'string')));
   if (!ok) throw new RulesetError(`flags[${i}] is not a flag`);
   return f as unknown as RulesetFlag;
 }
@@ -117,6 +126,11 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
   if (data.bucketing.name !== BUCKETING.name || data.bucketing.version !== BUCKETING.version) {
     throw new RulesetError('the ruleset uses a bucketing version this SDK does not know: upgrade @uplift/sdk');
   }
+  // Likewise for the splits of typed flags (a ruleset from a service without typed flags has none).
+  const split = data.split_bucketing;
+  if (split !== undefined && (!isObject(split) || split.name !== SPLIT_BUCKETING.name || split.version !== SPLIT_BUCKETING.version)) {
+    throw new RulesetError('the ruleset uses a split bucketing version this SDK does not know: upgrade @uplift/sdk');
+  }
   const flags = data.flags.map(checkFlag);
   const listed = new Map(data.segments.map((s, i): [string, RulesetSegment] => {
     const seg = checkSegment(s, i);
@@ -127,22 +141,13 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
       seg.id, seg.kind === 'id_list' ? { kind: 'id_list', has: MEMBERS_NOT_IN_RULESET } : { kind: 'rules', rules: seg.rules, valid: seg.valid },
     ]),
   );
-  const definitions = flags.map((f): FlagDefinition => ({
-    key: f.key,
-    is_active: f.is_active,
-    status: f.status,
-    rollout_percentage: f.rollout_percentage,
-    targeting_rules: f.targeting_rules,
-  }));
-  const isLive = (f: RulesetFlag) => f.status !== 'archived';
-  const compiled = compileFlags(definitions.filter((_, i) => isLive(flags[i])));
-  let liveIndex = 0;
-  const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => {
-    const flag = isLive(f) ? compiled.flags[liveIndex++] : compileFlag(definitions[i]);
-    return [f.key, decidedWithoutMembers(flag, idListsNamed(f.targeting_rules, listed), segments)];
-  }));
-  const liveKeys = flags.filter(isLive).map((f) => f.key);
-  const liveFlags = liveKeys.map((key) => byKey.get(key)!);
+  const set = compileFlagSet(flags.map(flagDefinitionOf));
+  const evaluators = flags.map((f, i) => decidedWithoutMembers(set.flags[i], idListsNamed(f, listed), segments));
+  const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => [f.key, evaluators[i]]));
+  const typeByKey = new Map(flags.map((f) => [f.key, f.value_type ?? 'boolean'] as const));
+  const compiled = set.live;
+  const liveKeys = set.liveIndexes.map((i) => flags[i].key);
+  const liveFlags = set.liveIndexes.map((i) => evaluators[i]);
   // The live flags that name id_list segments: their answers in a whole-set evaluation are taken one by one.
   const undecided = liveFlags.flatMap((flag, i) => (flag === compiled.flags[i] ? [] : [i]));
   const live: FlagSetEvaluator = undecided.length === 0 ? compiled : {
@@ -158,7 +163,7 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
       return out;
     },
   };
-  return { version, ruleset: data as unknown as Ruleset, byKey, liveKeys, live, env: { segments: (id) => segments.get(id) } };
+  return { version, ruleset: data as unknown as Ruleset, byKey, typeByKey, liveKeys, live, env: { segments: (id) => segments.get(id) } };
 }
 
 /** The keys whose definition differs between two rulesets (added, removed or changed), for change listeners. */

@@ -141,6 +141,26 @@ describe('files', () => {
     expect(json).toMatchObject({ rollout_percentage: 30, total_evaluations: 2, enabled_evaluations: 0, enabled_rate: 0 });
   });
 
+  it('exports a typed flag with its typed fields: JSON text in CSV, structures in JSON', async () => {
+    const variations = [{ key: 'small', value: { size: 1 } }, { key: 'large', value: { size: 9 } }];
+    const split = [{ variation: 'small', weight: 40 }, { variation: 'large', weight: 60 }];
+    const created = await t.inject({
+      method: 'POST', url: '/api/v1/feature-flags/', headers: dev.headers,
+      payload: { key: t.unique('typed'), name: 'Sizes', value_type: 'json', variations, variation_split: split, off_variation: 'small' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().id;
+    const row = records((await get(`${E}/feature-flags`)).body).find((r) => r.flag_id === id)!;
+    expect(row).toMatchObject({
+      value_type: 'json', variations: JSON.stringify(variations), default_variation: '', off_variation: 'small', variation_rules: '', variation_split: JSON.stringify(split),
+    });
+    const json = (await get(`${E}/feature-flags?format=json`)).json().find((r: { flag_id: string }) => r.flag_id === id);
+    expect(json).toMatchObject({ value_type: 'json', variations, default_variation: null, off_variation: 'small', variation_rules: null, variation_split: split });
+    const plain = await flag(10);
+    const plainJson = (await get(`${E}/feature-flags?format=json`)).json().find((r: { flag_id: string }) => r.flag_id === plain.id);
+    expect(plainJson).toMatchObject({ value_type: 'boolean', variations: null, default_variation: null, off_variation: null, variation_rules: null, variation_split: null });
+  });
+
   it('quotes formula-looking text cells; numbers stay as they are', async () => {
     const names = ['=HYPERLINK("http://x")', '+1', '-2', '@SUM(A1)', '\tTab', '\rCR', 'a,b "c"'];
     const ids = new Map<string, string>();

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { EXPERIMENT_TYPES } from '../experiments/domain.js';
 import { FLAG_STATUSES } from '../feature-flags/domain.js';
+import { VALUE_TYPES } from '../../targeting/index.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
 
 export const RECOMMENDATIONS = ['SHIP_VARIANT', 'KEEP_CONTROL', 'CONTINUE_TESTING', 'INCONCLUSIVE'] as const;
@@ -66,6 +67,12 @@ export const FlagRow = Type.Object({
   enabled_rate: Type.Number({ description: 'Always 0.0' }),
   created_at: StoredTime,
   updated_at: StoredTime,
+  value_type: StringEnum(VALUE_TYPES, { description: 'boolean for a flag without variations' }),
+  variations: Type.Unknown({ description: 'Typed flags: the variations (JSON text in CSV); null for a boolean flag' }),
+  default_variation: Nullable(Type.String()),
+  off_variation: Nullable(Type.String()),
+  variation_rules: Type.Unknown({ description: 'Typed flags: the variation rules (JSON text in CSV), or null' }),
+  variation_split: Type.Unknown({ description: 'Typed flags: the split (JSON text in CSV), or null' }),
 });
 export type FlagRow = Static<typeof FlagRow>;
 

@@ -70,6 +70,12 @@ export interface FlagRecord {
   name: string;
   status: FlagRow['status'];
   rolloutPercentage: number;
+  valueType: FlagRow['value_type'];
+  variations: unknown;
+  defaultVariation: string | null;
+  offVariation: string | null;
+  variationRules: unknown;
+  variationSplit: unknown;
   createdAt: string;
   updatedAt: string;
 }
@@ -94,7 +100,8 @@ export const VARIANT_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof VariantRow>;
 export const FLAG_COLUMNS = [
   'flag_id', 'flag_key', 'flag_name', 'status', 'rollout_percentage', 'total_evaluations', 'enabled_evaluations',
-  'enabled_rate', 'created_at', 'updated_at',
+  'enabled_rate', 'created_at', 'updated_at', 'value_type', 'variations', 'default_variation', 'off_variation',
+  'variation_rules', 'variation_split',
 ] as const satisfies ReadonlyArray<keyof FlagRow>;
 
 const DAY_MS = 86_400_000;
@@ -164,6 +171,12 @@ function flagRow(f: FlagRecord, totalEvaluations: number): FlagRow {
     enabled_rate: 0.0,
     created_at: f.createdAt,
     updated_at: f.updatedAt,
+    value_type: f.valueType,
+    variations: f.variations ?? null,
+    default_variation: f.defaultVariation,
+    off_variation: f.offVariation,
+    variation_rules: f.variationRules ?? null,
+    variation_split: f.variationSplit ?? null,
   };
 }
 
@@ -185,7 +198,8 @@ async function* allPages<T extends Cursor, R>(
 async function* encode<R extends object>(rows: AsyncIterable<R>, format: ExportFormat, columns: ReadonlyArray<keyof R>): AsyncGenerator<string> {
   if (format === 'csv') {
     yield csvLine(columns.map(String));
-    for await (const row of rows) yield csvLine(columns.map((c) => row[c] as Cell));
+    // A structured cell (a typed flag's variations, rules, split) is its JSON text in the CSV; the JSON file keeps it.
+    for await (const row of rows) yield csvLine(columns.map((c) => (typeof row[c] === 'object' && row[c] !== null ? JSON.stringify(row[c]) : (row[c] as Cell))));
     return;
   }
   let first = true;

@@ -75,6 +75,12 @@ export function exportPage(db: Executor, period: CreatedPeriod, cursor?: Cursor)
       name: featureFlags.name,
       status: featureFlags.status,
       rolloutPercentage: featureFlags.rolloutPercentage,
+      valueType: featureFlags.valueType,
+      variations: featureFlags.variations,
+      defaultVariation: featureFlags.defaultVariation,
+      offVariation: featureFlags.offVariation,
+      variationRules: featureFlags.variationRules,
+      variationSplit: featureFlags.variationSplit,
       createdAt: storedText(featureFlags.createdAt),
       updatedAt: storedText(featureFlags.updatedAt),
     })
