@@ -35,14 +35,15 @@ export interface KeyClient {
 export type Access =
   | { kind: 'open' }
   | { kind: 'user'; roles?: readonly Role[]; superuser?: boolean }
-  | { kind: 'apiKey'; scope?: ApiScope; ownerRoles?: readonly Role[] };
+  | { kind: 'apiKey'; scope?: ApiScope; ownerRoles?: readonly Role[]; bearer?: boolean };
 
 export const open = (): Access => ({ kind: 'open' });
 export const signedIn = (): Access => ({ kind: 'user' });
 /** Any of these roles; a superuser passes every check. */
 export const role = (...roles: Role[]): Access => ({ kind: 'user', roles });
 export const superuserOnly = (): Access => ({ kind: 'user', superuser: true });
-export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[] } = {}): Access => ({ kind: 'apiKey', ...opts });
+/** `bearer`: the key may also come as `Authorization: Bearer <key>` (OFREP clients send it either way). */
+export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[]; bearer?: boolean } = {}): Access => ({ kind: 'apiKey', ...opts });
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -99,7 +100,7 @@ function guard(access: Access, authenticator: Authenticator): onRequestHookHandl
       };
     case 'apiKey':
       return async (request) => {
-        const raw = request.headers['x-api-key'];
+        const raw = request.headers['x-api-key'] ?? (access.bearer ? bearerToken(request) : undefined);
         const client = typeof raw === 'string' && raw ? await authenticator.resolveApiKey(raw) : undefined;
         if (!client) throw new Unauthorized(INVALID_API_KEY);
         request.client = client;
@@ -137,7 +138,7 @@ export const authPlugin = fp<{ authenticator: Authenticator }>(async (app: Fasti
       const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
       route.onRequest = [handler, ...existing];
     }
-    const security = SECURITY[access.kind];
+    const security = access.kind === 'apiKey' && access.bearer ? [...SECURITY.apiKey, { bearer: [] }] : SECURITY[access.kind];
     if (route.schema) route.schema = { ...route.schema, security } as typeof route.schema;
   });
 });

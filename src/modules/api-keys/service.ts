@@ -14,7 +14,8 @@ import * as store from './store.js';
 /** Every key starts with this fixed five-character prefix, so leaked keys are easy to recognise and scan for. */
 export const KEY_PREFIX = 'uplk_';
 export const API_KEY_NOT_FOUND = 'API key not found';
-const KEYS_CHANGED = 'api-keys.changed';
+/** Announced after a key is deleted: caches drop resolved keys, and streams opened with the key end. */
+export const KEYS_CHANGED = 'api-keys.changed';
 const CACHE_LIMIT = 10_000;
 /** A resolved key is re-read at least this often, even if a bus message announcing its revocation was lost. */
 const CACHE_TTL_MS = 60_000;
@@ -108,6 +109,12 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       });
       clear();
       await deps.bus.publish(KEYS_CHANGED, id).catch(() => undefined);
+    },
+
+    /** Whether the key with this id still authenticates (it exists and its owner is active): for connections it opened. */
+    async isUsable(keyId: string): Promise<boolean> {
+      const row = await store.findApiKey(db, keyId);
+      return row !== undefined && (await deps.users.loadActor(row.userId)) !== undefined;
     },
 
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
