@@ -32,6 +32,7 @@ import { describeRule, hasTargetingRules, type FlagDefinition, type FlagEvaluati
 import { BUCKET_COUNT, bucketerFor, BucketUnit, flagSalt, percentageToBuckets } from './hash.js';
 import type { EvaluationEnv } from './types.js';
 import { isRuleSetShape } from './validate.js';
+import { isTypedFlag, pickSplit, splitSalt, type FlagVariation, type SplitEntry, type VariationReason } from './variations.js';
 
 const answer = (enabled: boolean, reason: FlagEvaluation['reason']): FlagEvaluation => Object.freeze({ enabled, reason });
 const DISABLED = answer(false, 'disabled');
@@ -154,6 +155,88 @@ function runAll<T>(
 const constant = (result: FlagEvaluation): FlagProgram => ({ evaluate: () => result, explain: () => result, enabled: () => result.enabled });
 
 function compileProgram(flag: FlagDefinition, pool: ConditionPool): FlagProgram {
+  const onOff = compileOnOff(flag, pool);
+  return isTypedFlag(flag) ? compileTyped(flag, onOff, pool) : onOff;
+}
+
+const VARIATION_REASONS: readonly VariationReason[] = ['rule', 'rule_split', 'split', 'default'];
+const REASON_COUNT = VARIATION_REASONS.length;
+
+/**
+ * A typed flag: the boolean program decides on or off, then the variation is chosen as flag.ts's withVariation does.
+ * `evaluate` answers shared frozen objects: one per off answer, and one per (on reason, variation reason, variation),
+ * made on first use. A variation is chosen as a code, variation index * REASON_COUNT + variation reason index.
+ */
+function compileTyped(flag: FlagDefinition, onOff: FlagProgram, pool: ConditionPool): FlagProgram {
+  const variations = flag.variations as FlagVariation[];
+  const indexOf = (key: unknown): number => (typeof key === 'string' ? variations.findIndex((v) => v.key === key) : -1);
+  const bucketOf = bucketerFor(splitSalt(flag.key));
+  const compileSplit = (split: SplitEntry[]) => ({ split, targets: split.map((e) => indexOf(e.variation)) });
+  type Split = ReturnType<typeof compileSplit>;
+  const pick = ({ split, targets }: Split, user: BucketUnit): number => {
+    const i = pickSplit(split, bucketOf(user));
+    return i < 0 ? -1 : targets[i];
+  };
+  const code = (index: number, reason: number) => (index < 0 ? -1 : index * REASON_COUNT + reason);
+
+  const rules = (Array.isArray(flag.variation_rules) ? flag.variation_rules : []).map((rule) => {
+    const targeting = rule.targeting_rules;
+    let test: (ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv) => boolean;
+    if (!hasTargetingRules(targeting)) test = () => true;
+    else if (!isRuleSetShape(targeting)) test = () => false;
+    else {
+      const compiled = compileRules(targeting, pool);
+      const free = segmentFreeMatcher(compiled);
+      test = free ?? ((ctx, uid, env) => {
+        try {
+          return runRules(compiled, ctx, uid, env, false, null);
+        } catch {
+          return false;
+        }
+      });
+    }
+    return { test, variation: indexOf(rule.variation), split: Array.isArray(rule.split) ? compileSplit(rule.split) : null };
+  });
+  const flagSplit = Array.isArray(flag.variation_split) ? compileSplit(flag.variation_split) : null;
+  const defaultIndex = indexOf(flag.default_variation);
+
+  const choose = (user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): number => {
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i];
+      if (!rule.test(ctx, uid, env)) continue;
+      return rule.split === null ? code(rule.variation, 0) : code(pick(rule.split, user), 1);
+    }
+    return flagSplit !== null ? code(pick(flagSplit, user), 2) : code(defaultIndex, 3);
+  };
+  const withCode = (answer: FlagEvaluation, c: number): FlagEvaluation => {
+    if (c < 0) return answer;
+    const v = variations[(c / REASON_COUNT) | 0];
+    return { ...answer, variation: v.key, value: v.value, variation_reason: VARIATION_REASONS[c % REASON_COUNT] };
+  };
+  const offIndex = indexOf(flag.off_variation);
+  const offOf = (answer: FlagEvaluation): FlagEvaluation =>
+    offIndex < 0 ? { ...answer, variation_reason: 'off' } : { ...answer, variation: variations[offIndex].key, value: variations[offIndex].value, variation_reason: 'off' };
+  const offAnswers = new Map([DISABLED, ERROR, TARGETING_MISS, ROLLED_OUT].map((a) => [a, Object.freeze(offOf(a))]));
+  const onAnswers = [new Array<FlagEvaluation>(variations.length * REASON_COUNT), new Array<FlagEvaluation>(variations.length * REASON_COUNT)];
+
+  return {
+    enabled: onOff.enabled,
+    evaluate(user, ctx, uid, env) {
+      const answer = onOff.evaluate(user, ctx, uid, env);
+      if (!answer.enabled) return offAnswers.get(answer) ?? offOf(answer);
+      const c = choose(user, ctx, uid, env);
+      if (c < 0) return answer;
+      const table = onAnswers[answer === TARGETING_MATCH ? 0 : 1];
+      return (table[c] ??= Object.freeze(withCode(answer, c)));
+    },
+    explain(user, ctx, uid, env) {
+      const answer = onOff.explain(user, ctx, uid, env);
+      return answer.enabled ? withCode(answer, choose(user, ctx, uid, env)) : offOf(answer);
+    },
+  };
+}
+
+function compileOnOff(flag: FlagDefinition, pool: ConditionPool): FlagProgram {
   if (flag.is_active !== true || flag.status === 'archived') return constant(DISABLED);
   const pct = flag.rollout_percentage === null || flag.rollout_percentage === undefined ? 100 : flag.rollout_percentage;
   const buckets = percentageToBuckets(pct);

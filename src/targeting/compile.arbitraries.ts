@@ -195,3 +195,27 @@ export const arbFlag: fc.Arbitrary<FlagDefinition> = fc.record({
   rollout_percentage: fc.constantFrom(null, undefined, 0, 0.004, 0.01, 33.33, 50, 99.99, 100, 150, -5, Number.NaN, Number.POSITIVE_INFINITY),
   targeting_rules: fc.oneof({ weight: 1, arbitrary: fc.constantFrom(null, undefined) }, { weight: 5, arbitrary: arbAnyRules }),
 });
+
+const VARIATION_KEYS = ['a', 'b', 'c', 'd'];
+const arbSplit = fc.array(fc.record({ variation: fc.constantFrom(...VARIATION_KEYS, 'unknown'), weight: fc.constantFrom(0, 10, 25, 50, 100, 33.3, -5) }), { minLength: 1, maxLength: 4 });
+
+/** A typed flag (variations.ts): a flag of arbFlag with variations, rules (naming unknown variations too) and splits. */
+export const arbTypedFlag: fc.Arbitrary<FlagDefinition> = arbFlag.chain((flag) =>
+  fc.record({
+    value_type: fc.constantFrom('string', 'number', 'json') as fc.Arbitrary<'string' | 'number' | 'json'>,
+    variations: fc.constant(VARIATION_KEYS.map((key, i) => ({ key, value: `v${i}` }))),
+    default_variation: fc.constantFrom('a', 'b', null, 'unknown'),
+    off_variation: fc.constantFrom('c', null, undefined, 'unknown'),
+    variation_rules: fc.oneof(
+      fc.constant(null),
+      fc.array(
+        fc.oneof(
+          fc.record({ targeting_rules: fc.oneof(arbAnyRules, fc.constantFrom(null, { logical_operator: 'AND', groups: [] })), variation: fc.constantFrom(...VARIATION_KEYS, 'unknown') }),
+          fc.record({ targeting_rules: arbAnyRules, split: arbSplit }),
+        ),
+        { maxLength: 3 },
+      ),
+    ),
+    variation_split: fc.oneof(fc.constant(null), arbSplit),
+  }).map((typed) => ({ ...flag, ...typed })),
+);

@@ -24,10 +24,20 @@
  *  - The rules see the context with `user_id` set to userId when the context has no own `user_id`.
  *  - Context limits (checkTargetingContext) are the caller's job, before calling this.
  */
-import { explainRuleSet } from './evaluate.js';
+import { evaluateRuleSet, explainRuleSet } from './evaluate.js';
 import { flagSalt, inRollout } from './hash.js';
 import type { EvaluationEnv } from './types.js';
 import { isRuleSetShape } from './validate.js';
+import {
+  isTypedFlag,
+  pickSplit,
+  splitBucket,
+  type FlagValueType,
+  type FlagVariation,
+  type SplitEntry,
+  type VariationReason,
+  type VariationRule,
+} from './variations.js';
 
 export interface FlagDefinition {
   key: string;
@@ -35,6 +45,13 @@ export interface FlagDefinition {
   status?: string | null;
   rollout_percentage?: number | null;
   targeting_rules?: unknown;
+  /** Typed flags (variations.ts); absent or `boolean`: a boolean flag, evaluated by the table above alone. */
+  value_type?: FlagValueType | null;
+  variations?: FlagVariation[] | null;
+  default_variation?: string | null;
+  off_variation?: string | null;
+  variation_rules?: VariationRule[] | null;
+  variation_split?: SplitEntry[] | null;
 }
 
 export type FlagReason = 'disabled' | 'targeting_match' | 'targeting_miss' | 'rollout' | 'error';
@@ -43,6 +60,11 @@ export interface FlagEvaluation {
   enabled: boolean;
   reason: FlagReason;
   rule?: string;
+  /** Typed flags only: the variation served and its value (absent when none is: off without off_variation). */
+  variation?: string;
+  value?: unknown;
+  /** Typed flags only: how the variation was chosen (variations.ts). */
+  variation_reason?: VariationReason;
 }
 
 const MAX_RULE_PARTS = 10;
@@ -66,12 +88,42 @@ function withUserId(context: unknown, userId: string): Record<string, unknown> {
   return { ...ctx, user_id: userId };
 }
 
+/** evaluateFlag: the boolean answer (the table above), then for a typed flag the variation it serves (variations.ts). */
 export function evaluateFlag(
   flag: FlagDefinition,
   userId: string,
   context: unknown,
   env: EvaluationEnv = {},
 ): FlagEvaluation {
+  const answer = evaluateOnOff(flag, userId, context, env);
+  return isTypedFlag(flag) ? withVariation(flag, answer, userId, context, env) : answer;
+}
+
+function served(flag: FlagDefinition, answer: FlagEvaluation, key: string | null | undefined, how: VariationReason): FlagEvaluation {
+  const variation = typeof key === 'string' ? flag.variations!.find((v) => v.key === key) : undefined;
+  if (!variation) return how === 'off' ? { ...answer, variation_reason: how } : answer;
+  return { ...answer, variation: variation.key, value: variation.value, variation_reason: how };
+}
+
+function withVariation(flag: FlagDefinition, answer: FlagEvaluation, userId: string, context: unknown, env: EvaluationEnv): FlagEvaluation {
+  if (!answer.enabled) return served(flag, answer, flag.off_variation, 'off');
+  const fromSplit = (split: SplitEntry[]) => split[pickSplit(split, splitBucket(flag.key, String(userId)))]?.variation;
+  const ctx = withUserId(context, userId);
+  for (const rule of Array.isArray(flag.variation_rules) ? flag.variation_rules : []) {
+    let matched: boolean;
+    try {
+      matched = !hasTargetingRules(rule.targeting_rules) || (isRuleSetShape(rule.targeting_rules) && evaluateRuleSet(rule.targeting_rules, ctx, env));
+    } catch {
+      matched = false;
+    }
+    if (!matched) continue;
+    return Array.isArray(rule.split) ? served(flag, answer, fromSplit(rule.split), 'rule_split') : served(flag, answer, rule.variation, 'rule');
+  }
+  if (Array.isArray(flag.variation_split)) return served(flag, answer, fromSplit(flag.variation_split), 'split');
+  return served(flag, answer, flag.default_variation, 'default');
+}
+
+function evaluateOnOff(flag: FlagDefinition, userId: string, context: unknown, env: EvaluationEnv): FlagEvaluation {
   try {
     if (flag.is_active !== true || flag.status === 'archived') return { enabled: false, reason: 'disabled' };
     const pct = flag.rollout_percentage === null || flag.rollout_percentage === undefined ? 100 : flag.rollout_percentage;

@@ -78,3 +78,24 @@ export {
 export { evaluateFlag, hasTargetingRules, type FlagDefinition, type FlagReason, type FlagEvaluation } from './flag.js';
 export { compileRuleSet, type RuleSetEvaluator } from './compile.js';
 export { compileFlag, compileFlags, type FlagEvaluator, type FlagSetEvaluator } from './compile-flag.js';
+export {
+  VALUE_TYPES,
+  SPLIT_BUCKETING,
+  VARIATION_MESSAGES,
+  MAX_VARIATIONS,
+  MIN_VARIATIONS,
+  MAX_VARIATION_RULES,
+  MAX_VARIATION_VALUE_BYTES,
+  splitSalt,
+  splitBucket,
+  pickSplit,
+  isTypedFlag,
+  validateTypedFields,
+  type FlagValueType,
+  type FlagVariation,
+  type SplitEntry,
+  type VariationRule,
+  type VariationReason,
+  type TypedFields,
+  type VariationProblem,
+} from './variations.js';
