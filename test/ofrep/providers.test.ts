@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
-import { ErrorCode, OpenFeature as ServerFeature, StandardResolutionReasons } from '@openfeature/server-sdk';
+import { ErrorCode, OpenFeature as ServerFeature, StandardResolutionReasons, type EvaluationContext } from '@openfeature/server-sdk';
 import { ClientProviderEvents, OpenFeature as WebFeature } from '@openfeature/web-sdk';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ describe('@openfeature/server-sdk with @openfeature/ofrep-provider', () => {
 
   it('falls back to the code default with the error code of each failure', async () => {
     const split = await createFlag({ rollout_percentage: 25 });
-    const cases: Array<[string, Record<string, unknown>, ErrorCode]> = [
+    const cases: Array<[string, EvaluationContext, ErrorCode]> = [
       ['no-such-flag', { targetingKey: 'u' }, ErrorCode.FLAG_NOT_FOUND],
       [split.key, {}, ErrorCode.TARGETING_KEY_MISSING],
       [split.key, { targetingKey: 'u', big: 'x'.repeat(9_000) }, ErrorCode.INVALID_CONTEXT],

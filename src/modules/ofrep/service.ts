@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { report, telemetry } from '../../platform/telemetry.js';
-import { checkTargetingContext, hasTargetingRules, type FlagEvaluation } from '../../targeting/index.js';
+import { checkTargetingContext, hasTargetingRules, isTypedFlag, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
 import { KEYS_CHANGED } from '../api-keys/service.js';
 import { flagIdListSegmentIds, membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/ruleset.js';
 import { matchesIfNoneMatch, versionOf, type SdkService } from '../sdk/service.js';
@@ -51,8 +51,19 @@ export function readRequest(body: unknown): Request | OfrepFailure {
 
 const failed = (r: Request | OfrepFailure): r is OfrepFailure => 'errorCode' in r;
 
+function hasSplits(definition: FlagDefinition): boolean {
+  return Array.isArray(definition.variation_split) || (definition.variation_rules ?? []).some((rule) => Array.isArray(rule.split));
+}
+
 function facts(flag: CompiledFlag): OfrepFlagFacts & { needsKey: boolean } {
-  const base = { rolloutPercentage: flag.row.rolloutPercentage, hasRules: hasTargetingRules(flag.definition.targeting_rules) };
+  const { definition } = flag;
+  const typed = isTypedFlag(definition);
+  const base = {
+    rolloutPercentage: flag.row.rolloutPercentage,
+    hasRules: hasTargetingRules(definition.targeting_rules),
+    typed,
+    hasSplits: typed && hasSplits(definition),
+  };
   return { ...base, needsKey: needsTargetingKey({ ...base, isActive: flag.definition.is_active, idListSegments: flag.idListSegmentIds.length }) };
 }
 
@@ -172,7 +183,8 @@ export function createOfrepService(deps: OfrepDeps) {
         if (request.userId === undefined && plan.facts[i].needsKey) answer = plan.missingKey[i];
         else {
           const ev = evaluations[i];
-          const outcome = ev.enabled ? ev.reason : `!${ev.reason}`;
+          // Within a snapshot, a flag's answer depends on these alone (a variation's value is fixed).
+          const outcome = `${ev.enabled}|${ev.reason}|${ev.variation_reason ?? ''}|${ev.variation ?? ''}`;
           answer = plan.answers[i].get(outcome);
           if (answer === undefined) plan.answers[i].set(outcome, (answer = answerJson(plan.facts[i], ev, { upliftReason: ev.reason })));
         }
