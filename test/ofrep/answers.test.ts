@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { needsTargetingKey, ofrepAnswer, type OfrepFlagFacts } from '../../src/modules/ofrep/answers.js';
 import type { FlagEvaluation } from '../../src/targeting/index.js';
 
-const flag = (facts: Partial<OfrepFlagFacts> = {}): OfrepFlagFacts => ({ rolloutPercentage: 100, hasRules: false, typed: false, hasSplits: false, ...facts });
+const flag = (facts: Partial<OfrepFlagFacts> = {}): OfrepFlagFacts => ({ rolloutPercentage: 100, hasRules: false, typed: false, hasSplits: false, hasVariationRules: false, ...facts });
 const ev = (e: FlagEvaluation) => e;
 
 describe('Uplift outcomes as OFREP answers', () => {
@@ -27,6 +27,9 @@ describe('Uplift outcomes as OFREP answers', () => {
     expect(ofrepAnswer(flag({ typed: true }), ev({ enabled: true, reason: 'rollout', variation: 'd', value: 'x', variation_reason: 'default' }))).toEqual({ value: 'x', variant: 'd', reason: 'STATIC' });
     expect(ofrepAnswer(typed, ev({ enabled: false, reason: 'targeting_miss', variation: 'off', value: 'none', variation_reason: 'off' }))).toEqual({ value: 'none', variant: 'off', reason: 'DEFAULT' });
     expect(ofrepAnswer(typed, ev({ enabled: false, reason: 'disabled', variation_reason: 'off' }))).toEqual({ reason: 'DISABLED' });
+    // The default variation when variation rules exist and none matched: OpenFeature's DEFAULT.
+    const ruled = flag({ typed: true, hasVariationRules: true });
+    expect(ofrepAnswer(ruled, ev({ enabled: true, reason: 'rollout', variation: 'd', value: 0, variation_reason: 'default' }))).toEqual({ value: 0, variant: 'd', reason: 'DEFAULT' });
   });
 
   it('needs targetingKey only where bucketing or id-list membership decides', () => {

@@ -27,6 +27,8 @@ export interface OfrepFlagFacts {
   typed: boolean;
   /** A typed flag with a split (the flag's or a variation rule's): which variation depends on the user id. */
   hasSplits: boolean;
+  /** A typed flag with variation rules: its default variation is then what no rule chose. */
+  hasVariationRules: boolean;
 }
 
 export const EVALUATION_ERROR = 'The flag names a segment that cannot be evaluated';
@@ -55,15 +57,17 @@ function onOffReason(flag: OfrepFlagFacts, evaluation: FlagEvaluation): OfrepRea
 
 /**
  * A boolean flag answers true/false with variants on/off. A typed flag answers the variation served, its key as the
- * variant: a variation rule is TARGETING_MATCH, a split (the flag's or a rule's) SPLIT, the default variation (or the
- * off variation) takes the reason of the on/off decision; with no variation served the value is omitted (ADR 0006).
+ * variant: a variation rule is TARGETING_MATCH, a split (the flag's or a rule's) SPLIT, the default variation DEFAULT
+ * when variation rules exist and none matched, else (and the off variation) the reason of the on/off decision; with no
+ * variation served the value is omitted (ADR 0006).
  */
 export function ofrepAnswer(flag: OfrepFlagFacts, evaluation: FlagEvaluation): OfrepSuccess | OfrepFailure {
   if (evaluation.reason === 'error') return { errorCode: 'GENERAL', errorDetails: EVALUATION_ERROR };
   const reason = onOffReason(flag, evaluation);
   if (!flag.typed) return { value: evaluation.enabled, variant: evaluation.enabled ? 'on' : 'off', reason };
   const how = evaluation.enabled ? evaluation.variation_reason : undefined;
-  const typedReason = how === 'rule' ? 'TARGETING_MATCH' : how === 'split' || how === 'rule_split' ? 'SPLIT' : reason;
+  const typedReason =
+    how === 'rule' ? 'TARGETING_MATCH' : how === 'split' || how === 'rule_split' ? 'SPLIT' : how === 'default' && flag.hasVariationRules ? 'DEFAULT' : reason;
   return evaluation.variation === undefined
     ? { reason: typedReason }
     : { value: evaluation.value, variant: evaluation.variation, reason: typedReason };

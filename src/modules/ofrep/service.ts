@@ -63,6 +63,7 @@ function facts(flag: CompiledFlag): OfrepFlagFacts & { needsKey: boolean } {
     hasRules: hasTargetingRules(definition.targeting_rules),
     typed,
     hasSplits: typed && hasSplits(definition),
+    hasVariationRules: typed && (definition.variation_rules ?? []).length > 0,
   };
   return { ...base, needsKey: needsTargetingKey({ ...base, isActive: flag.definition.is_active, idListSegments: flag.idListSegmentIds.length }) };
 }
