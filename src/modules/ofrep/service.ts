@@ -175,7 +175,9 @@ export function createOfrepService(deps: OfrepDeps) {
       let plan = plans.get(snapshot);
       if (!plan) plans.set(snapshot, (plan = bulkPlan(snapshot)));
       const userId = request.userId ?? '';
-      const env = await deps.segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, membershipSubject(userId, request.context), snapshot.withoutMembers);
+      // Without targetingKey the flags naming id-list segments answer TARGETING_KEY_MISSING: no membership to look up.
+      const subject = request.userId === undefined ? undefined : membershipSubject(userId, request.context);
+      const env = await deps.segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, subject, snapshot.withoutMembers);
       const evaluations = snapshot.liveEvaluator.evaluateAll(userId, request.context, env);
       report(telemetry.flagsEvaluated, { flags: evaluations.length });
       let json = '{"flags":[';
