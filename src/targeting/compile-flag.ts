@@ -288,3 +288,49 @@ function compileOnOff(flag: FlagDefinition, pool: ConditionPool): FlagProgram {
     },
   };
 }
+
+/** A ruleset's flags compiled for evaluation: what the service's snapshot and the SDK's ruleset both hold. */
+export interface CompiledFlagSet {
+  /** Every flag, in the order given (archived ones answer `disabled`). */
+  flags: FlagEvaluator[];
+  /** The indexes of the flags that are not archived: what a user's whole-set evaluation answers for. */
+  liveIndexes: number[];
+  /** The live flags compiled together, in `liveIndexes` order (flags[liveIndexes[i]] is live.flags[i]). */
+  live: FlagSetEvaluator;
+}
+
+/**
+ * THE flag compiler of a ruleset, for the service and the SDK alike: the live flags (not archived) compiled together,
+ * sharing repeated attributes and conditions; the archived ones alone (they answer `disabled`).
+ */
+export function compileFlagSet(definitions: readonly FlagDefinition[]): CompiledFlagSet {
+  const liveIndexes = definitions.flatMap((d, i) => (d.status === 'archived' ? [] : [i]));
+  const live = compileFlags(liveIndexes.map((i) => definitions[i]));
+  let next = 0;
+  const flags = definitions.map((d) => (d.status === 'archived' ? compileFlag(d) : live.flags[next++]));
+  return { flags, liveIndexes, live };
+}
+
+/**
+ * A flag definition from a flag as a ruleset carries it (the service's rows mapped to it, GET /sdk/ruleset's
+ * `flags[]`): the fields evaluation reads, typed fields only when the flag has them.
+ */
+export function flagDefinitionOf(flag: FlagDefinition): FlagDefinition {
+  const definition: FlagDefinition = {
+    key: flag.key,
+    is_active: flag.is_active,
+    status: flag.status,
+    rollout_percentage: flag.rollout_percentage,
+    targeting_rules: flag.targeting_rules ?? null,
+  };
+  if (flag.value_type === undefined || flag.value_type === null || flag.value_type === 'boolean') return definition;
+  return {
+    ...definition,
+    value_type: flag.value_type,
+    variations: flag.variations ?? null,
+    default_variation: flag.default_variation ?? null,
+    off_variation: flag.off_variation ?? null,
+    variation_rules: flag.variation_rules ?? null,
+    variation_split: flag.variation_split ?? null,
+  };
+}

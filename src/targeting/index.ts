@@ -77,7 +77,7 @@ export {
 } from './hash.js';
 export { evaluateFlag, hasTargetingRules, type FlagDefinition, type FlagReason, type FlagEvaluation } from './flag.js';
 export { compileRuleSet, type RuleSetEvaluator } from './compile.js';
-export { compileFlag, compileFlags, type FlagEvaluator, type FlagSetEvaluator } from './compile-flag.js';
+export { compileFlag, compileFlags, compileFlagSet, flagDefinitionOf, type CompiledFlagSet, type FlagEvaluator, type FlagSetEvaluator } from './compile-flag.js';
 export {
   VALUE_TYPES,
   SPLIT_BUCKETING,

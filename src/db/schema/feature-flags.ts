@@ -1,11 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, json, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import type { FlagStatus } from '../../modules/feature-flags/domain.js';
+import type { FlagValueType, FlagVariation, SplitEntry, VariationRule } from '../../targeting/index.js';
 import { users } from './users.js';
 
 /**
  * Feature flags. `is_active` on the wire is `status = 'ACTIVE'`, so the two can never disagree. `targeting_rules` is
- * `json` (kept as sent). `segment_ids` mirrors the segments the rules name (written with the rules), so "which flags
+ * `json` (kept as sent). Typed flags (value_type other than
+ * `boolean`) add variations, the variations served on and off, variation rules and a split (kept as sent). `segment_ids` mirrors the segments the rules name (written with the rules), so "which flags
  * use this segment" is an indexed lookup instead of a scan of every rule document.
  */
 export const featureFlags = pgTable(
@@ -20,6 +22,12 @@ export const featureFlags = pgTable(
     targetingRules: json().$type<unknown>(),
     segmentIds: text().array().notNull().default(sql`'{}'::text[]`),
     defaultValue: boolean().notNull().default(false),
+    valueType: text().$type<FlagValueType>().notNull().default('boolean'),
+    variations: json().$type<FlagVariation[] | null>(),
+    defaultVariation: text(),
+    offVariation: text(),
+    variationRules: json().$type<VariationRule[] | null>(),
+    variationSplit: json().$type<SplitEntry[] | null>(),
     tags: jsonb().$type<string[] | null>(),
     ownerId: uuid().references(() => users.id, { onDelete: 'set null' }),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),

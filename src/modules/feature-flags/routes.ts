@@ -77,12 +77,14 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     config: { access: apiKey() },
     schema: {
       tags, operationId: 'evaluateFeatureFlagsForUser', summary: 'Every flag that is not archived, on or off for this user',
-      description: 'Needs an API key. A map of every non-archived flag key to true or false for this user and optional context (URL-encoded JSON, at most 8,192 bytes and 10 levels).',
+      description: 'Needs an API key. A map of every non-archived flag key to true or false for this user and optional context (URL-encoded JSON, at most 8,192 bytes and 10 levels). With details=true each key maps to {enabled, variation, value} instead: typed flags add the variation served and its value.',
       params: UserFlagsParams, querystring: UserFlagsQuery,
       response: { 200: UserFlags, ...errorResponses(401, 422, 429) },
     },
   }, async (req, reply) => {
-    const json = await flags.userFlagsJson(req.params.user_id, parseContextParam(req.query.context));
+    const context = parseContextParam(req.query.context);
+    if (req.query.details === true) return flags.userFlagDetails(req.params.user_id, context);
+    const json = await flags.userFlagsJson(req.params.user_id, context);
     // Hot path: the answer arrives serialised (the schema above still documents it); a string payload with this
     // content type is sent as it is.
     return reply.type('application/json; charset=utf-8').send(json as unknown as Static<typeof UserFlags>);

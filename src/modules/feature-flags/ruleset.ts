@@ -1,8 +1,8 @@
 import type { FeatureFlagRow } from '../../db/schema/feature-flags.js';
 import type { Clock } from '../../platform/clock.js';
 import {
-  compileFlag,
-  compileFlags,
+  compileFlagSet,
+  flagDefinitionOf,
   type EvaluationEnv,
   type FlagDefinition,
   type FlagEvaluator,
@@ -20,6 +20,8 @@ import { report, telemetry } from '../../platform/telemetry.js';
  */
 export interface CompiledFlag {
   row: FeatureFlagRow;
+  /** The flag as GET /sdk/ruleset sends it. */
+  wire: RulesetFlag;
   definition: FlagDefinition;
   /** The definition compiled once for this snapshot: every evaluation of the flag goes through it. */
   evaluator: FlagEvaluator;
@@ -55,32 +57,57 @@ export async function loadRuleset(source: RulesetSource): Promise<RulesetSnapsho
   const rows = await source.allFlags();
   const segmentIds = [...new Set(rows.flatMap((r) => r.segmentIds))];
   const segments = new Map((await source.segmentDefinitions(segmentIds)).map((s) => [s.id, s]));
-  const definitions = rows.map((row): FlagDefinition => ({
-    key: row.key,
-    is_active: row.status === 'ACTIVE',
-    status: row.status.toLowerCase(),
-    rollout_percentage: row.rolloutPercentage,
-    targeting_rules: row.targetingRules ?? null,
-  }));
-  const isLive = (row: FeatureFlagRow) => row.status !== 'ARCHIVED';
-  const liveEvaluator = compileFlags(definitions.filter((_, i) => isLive(rows[i])));
-  let liveIndex = 0;
+  const wire = rows.map(rulesetFlagOf);
+  const definitions = wire.map(flagDefinitionOf);
+  const compiled = compileFlagSet(definitions);
   const flags = rows.map((row, i): CompiledFlag => ({
     row,
+    wire: wire[i],
     definition: definitions[i],
-    evaluator: isLive(row) ? liveEvaluator.flags[liveIndex++] : compileFlag(definitions[i]),
+    evaluator: compiled.flags[i],
     idListSegmentIds: row.segmentIds.filter((id) => segments.get(id)?.kind === 'id_list'),
   }));
-  const live = flags.filter((f) => isLive(f.row));
+  const live = compiled.liveIndexes.map((i) => flags[i]);
   return {
     flags,
     byKey: new Map(flags.map((f) => [f.row.key, f])),
     live,
-    liveEvaluator,
+    liveEvaluator: compiled.live,
     liveIdListSegmentIds: [...new Set(live.flatMap(flagIdListSegmentIds))],
     liveJson: userFlagsJsonWriter(live.map((f) => f.row.key)),
     segments,
     withoutMembers: withoutMembers(segments),
+  };
+}
+
+/** A flag as GET /sdk/ruleset sends it: the typed fields only for typed flags (a boolean flag's entry is as before). */
+export interface RulesetFlag extends FlagDefinition {
+  id: string;
+  status: 'active' | 'inactive' | 'archived';
+  rollout_percentage: number;
+  targeting_rules: unknown;
+  default_value: boolean;
+}
+
+export function rulesetFlagOf(row: FeatureFlagRow): RulesetFlag {
+  const flag: RulesetFlag = {
+    id: row.id,
+    key: row.key,
+    status: row.status.toLowerCase() as RulesetFlag['status'],
+    is_active: row.status === 'ACTIVE',
+    rollout_percentage: row.rolloutPercentage,
+    targeting_rules: row.targetingRules ?? null,
+    default_value: row.defaultValue,
+  };
+  if (row.valueType === 'boolean') return flag;
+  return {
+    ...flag,
+    value_type: row.valueType,
+    variations: row.variations,
+    default_variation: row.defaultVariation,
+    off_variation: row.offVariation,
+    variation_rules: row.variationRules,
+    variation_split: row.variationSplit,
   };
 }
 

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { FLAG_STATUSES } from './domain.js';
 import { DateTime, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+import { MAX_VARIATION_RULES, MAX_VARIATIONS, MIN_VARIATIONS, VALUE_TYPES } from '../../targeting/index.js';
 
 export const FLAG_STATUS_VIEWS = ['active', 'inactive', 'archived'] as const;
 export const BULK_ACTIONS = ['enable', 'disable', 'archive'] as const;
@@ -37,6 +38,60 @@ const TargetingRulesInput = Type.Object(
 /** Letters, digits and `_ - . :` only: keys travel in URLs (evaluate/{flag_key}) and SDK code. */
 const FlagKey = Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.:-]+$' });
 
+const VariationKey = Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.:-]+$', description: 'A variation key (the flag-key pattern)' });
+
+const Variation = Type.Object(
+  {
+    key: VariationKey,
+    value: Type.Unknown({ description: "A value of the flag's value_type: a string, a finite number, or (json) an object or array of at most 32 KiB" }),
+    name: Type.Optional(Type.String({ maxLength: 255 })),
+    description: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+
+const Split = Type.Array(
+  Type.Object({ variation: VariationKey, weight: Type.Integer({ minimum: 0, maximum: 100 }) }, { additionalProperties: false }),
+  { minItems: 1, maxItems: MAX_VARIATIONS, description: 'Sticky per user; integer weights summing to 100' },
+);
+
+const VariationRuleInput = Type.Object(
+  {
+    targeting_rules: TargetingRulesInput,
+    variation: Type.Optional(VariationKey),
+    split: Type.Optional(Split),
+  },
+  { additionalProperties: false, description: 'Serves its variation, or a pick of its split, to users its targeting rules match; either variation or split' },
+);
+
+/** The typed-flag fields of create (update takes them too; value_type only unchanged). */
+const typedFields = {
+  value_type: Type.Optional(StringEnum(VALUE_TYPES, { description: 'boolean (default), string, number or json; fixed at creation' })),
+  variations: Type.Optional(Type.Array(Variation, { minItems: MIN_VARIATIONS, maxItems: MAX_VARIATIONS, description: 'Non-boolean flags only: 2 to 50, keys unique' })),
+  default_variation: Type.Optional(VariationKey),
+  off_variation: Type.Optional(VariationKey),
+  variation_rules: Type.Optional(Type.Array(VariationRuleInput, { maxItems: MAX_VARIATION_RULES, description: 'First match wins' })),
+  variation_split: Type.Optional(Split),
+};
+
+const TYPED_EXAMPLE = {
+  key: 'checkout-button-copy',
+  name: 'Checkout button copy',
+  is_active: true,
+  rollout_percentage: 100,
+  value_type: 'string',
+  variations: [
+    { key: 'buy', value: 'Buy now' },
+    { key: 'order', value: 'Place order' },
+    { key: 'classic', value: 'Checkout', name: 'Current copy' },
+  ],
+  off_variation: 'classic',
+  variation_rules: [
+    { targeting_rules: { logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'equals', value: 'DE' }] }] }, variation: 'order' },
+  ],
+  variation_split: [{ variation: 'buy', weight: 50 }, { variation: 'classic', weight: 50 }],
+};
+
 /** Unknown fields and explicit nulls are refused (spec, "Feature flag"). */
 export const FlagCreate = Type.Object(
   {
@@ -50,6 +105,7 @@ export const FlagCreate = Type.Object(
     targeting_rules: Type.Optional(TargetingRulesInput),
     default_value: Type.Optional(Type.Literal(false, { description: 'Only false is accepted' })),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 })),
+    ...typedFields,
   },
   { additionalProperties: false, examples: [
     {
@@ -66,14 +122,22 @@ export const FlagCreate = Type.Object(
         ],
       },
     },
+    TYPED_EXAMPLE,
   ] },
 );
 export type FlagCreate = Static<typeof FlagCreate>;
 
-/** Every field optional; an omitted field (targeting_rules included) keeps its stored value. */
-export const FlagUpdate = Type.Partial(FlagCreate, { additionalProperties: false, examples: [
-  { rollout_percentage: 50, is_active: true },
-] });
+/**
+ * Every field optional; an omitted field (targeting_rules included) keeps its stored value. Of the typed fields,
+ * default_variation and variation_split replace each other, and off_variation alone may be null (served none).
+ */
+export const FlagUpdate = Type.Partial(
+  Type.Object({ ...FlagCreate.properties, off_variation: Nullable(VariationKey) }),
+  { additionalProperties: false, examples: [
+    { rollout_percentage: 50, is_active: true },
+    { variation_split: [{ variation: 'buy', weight: 20 }, { variation: 'classic', weight: 80 }], off_variation: null },
+  ] },
+);
 export type FlagUpdate = Static<typeof FlagUpdate>;
 
 export const FlagView = Type.Object({
@@ -87,6 +151,16 @@ export const FlagView = Type.Object({
   targeting_rules: Nullable(Type.Object({}, { additionalProperties: true, description: 'The rules as sent' })),
   default_value: Type.Boolean(),
   tags: Nullable(Type.Array(Type.String())),
+  value_type: Type.Optional(StringEnum(VALUE_TYPES, { description: 'Typed flags only: a boolean flag (the default) shows none of the typed fields' })),
+  variations: Type.Optional(Type.Array(Variation)),
+  default_variation: Type.Optional(Nullable(Type.String())),
+  off_variation: Type.Optional(Nullable(Type.String())),
+  variation_rules: Type.Optional(Nullable(Type.Array(Type.Object({
+    targeting_rules: Type.Object({}, { additionalProperties: true }),
+    variation: Type.Optional(Type.String()),
+    split: Type.Optional(Split),
+  })))),
+  variation_split: Type.Optional(Nullable(Split)),
   owner_id: Nullable(Uuid()),
   created_at: DateTime(),
   updated_at: DateTime(),
@@ -162,11 +236,26 @@ export const Evaluation = Type.Object({
   enabled: Type.Boolean(),
   reason: StringEnum(FLAG_REASONS),
   rule: Type.Optional(Type.String({ description: 'The satisfied conditions, when targeting rules matched' })),
+  variation: Type.Optional(Type.String({ description: 'Typed flags: the variation served (absent when the flag is off for the user and has no off_variation)' })),
+  value: Type.Optional(Type.Unknown({ description: "Typed flags: the served variation's value" })),
+  variation_reason: Type.Optional(StringEnum(['off', 'rule', 'rule_split', 'split', 'default'], {
+    description: 'Typed flags: how the variation was chosen: off (off_variation or none), a variation rule (its variation or its split), variation_split, default_variation',
+  })),
 });
 export type Evaluation = Static<typeof Evaluation>;
 
 export const UserFlagsParams = Type.Object({ user_id: UserId });
-export const UserFlagsQuery = Type.Object({ context: Type.Optional(ContextParam) });
-export const UserFlags = Type.Record(Type.String(), Type.Boolean(), {
-  description: 'Every flag that is not archived: key to whether it is on for this user',
+export const UserFlagsQuery = Type.Object({
+  context: Type.Optional(ContextParam),
+  details: Type.Optional(Type.Boolean({ description: 'true: each flag answers {enabled, variation?, value?} (typed flags: the variation served) instead of a boolean' })),
 });
+export const UserFlagDetails = Type.Object({
+  enabled: Type.Boolean(),
+  variation: Type.Optional(Type.String()),
+  value: Type.Optional(Type.Unknown()),
+});
+export type UserFlagDetails = Static<typeof UserFlagDetails>;
+export const UserFlags = Type.Union([
+  Type.Record(Type.String(), Type.Boolean(), { description: 'Every flag that is not archived: key to whether it is on for this user' }),
+  Type.Record(Type.String(), UserFlagDetails, { description: 'With details=true: key to whether it is on and, for typed flags, the variation served and its value' }),
+]);

@@ -7,12 +7,22 @@ import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
-import { collectSegmentIds, validateRuleSet } from '../../targeting/index.js';
+import {
+  collectSegmentIds,
+  validateRuleSet,
+  validateTypedFields,
+  VARIATION_MESSAGES,
+  type FlagEvaluation,
+  type FlagVariation,
+  type SplitEntry,
+  type TypedFields,
+  type VariationRule,
+} from '../../targeting/index.js';
 import type { AuditLogsService } from '../audit-logs/service.js';
 import { SEGMENT_NOT_USABLE, SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
-import { assertTargetingContext } from '../segments/targeting-context.js';
-import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject } from './ruleset.js';
-import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
+import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
+import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject, type CompiledFlag } from './ruleset.js';
+import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry, UserFlagDetails } from './schemas.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import { report, telemetry } from '../../platform/telemetry.js';
@@ -53,7 +63,22 @@ const AUDITED_FIELDS = {
   targetingRules: 'targeting_rules',
   defaultValue: 'default_value',
   tags: 'tags',
+  valueType: 'value_type',
+  variations: 'variations',
+  defaultVariation: 'default_variation',
+  offVariation: 'off_variation',
+  variationRules: 'variation_rules',
+  variationSplit: 'variation_split',
 } as const;
+/** The typed-flag fields: stored name by wire name. */
+const TYPED_COLUMNS = {
+  value_type: 'valueType',
+  variations: 'variations',
+  default_variation: 'defaultVariation',
+  off_variation: 'offVariation',
+  variation_rules: 'variationRules',
+  variation_split: 'variationSplit',
+} as const satisfies Record<keyof TypedFields, keyof FeatureFlagRow>;
 type FlagValues = Partial<Pick<FeatureFlagRow, keyof typeof AUDITED_FIELDS | 'segmentIds'>>;
 
 export function toFlagView(row: FeatureFlagRow): FlagView {
@@ -71,15 +96,111 @@ export function toFlagView(row: FeatureFlagRow): FlagView {
     owner_id: row.ownerId,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
+    ...typedView(row),
   };
 }
 
-function snapshotOf(row: FeatureFlagRow): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(AUDITED_FIELDS).map(([field, wire]) => [wire, row[field as keyof typeof AUDITED_FIELDS]]));
+/** A typed flag's fields on the wire; none for a boolean flag, whose view is as it was before typed flags. */
+function typedView(row: FeatureFlagRow): Partial<FlagView> {
+  if (row.valueType === 'boolean') return {};
+  return {
+    value_type: row.valueType,
+    variations: row.variations ?? [],
+    default_variation: row.defaultVariation,
+    off_variation: row.offVariation,
+    variation_rules: (row.variationRules ?? null) as FlagView['variation_rules'],
+    variation_split: row.variationSplit ?? null,
+  };
 }
 
-function rulesError(msg: string): Unprocessable {
-  return new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg });
+/** The audited fields of a flag; a boolean flag's snapshot has no typed field (as before typed flags). */
+function snapshotOf(row: FeatureFlagRow): Record<string, unknown> {
+  const typed = new Set<string>(Object.values(TYPED_COLUMNS));
+  return Object.fromEntries(
+    Object.entries(AUDITED_FIELDS)
+      .filter(([field]) => row.valueType !== 'boolean' || !typed.has(field))
+      .map(([field, wire]) => [wire, row[field as keyof typeof AUDITED_FIELDS]]),
+  );
+}
+
+function rulesError(msg: string, loc: Loc = ['body', 'targeting_rules']): Unprocessable {
+  return new Unprocessable({ type: 'value_error', loc, msg });
+}
+
+/** The typed-flag fields a stored row holds (a row of a boolean flag: value_type boolean, the rest null). */
+export function typedFieldsOf(row: Pick<FeatureFlagRow, (typeof TYPED_COLUMNS)[keyof typeof TYPED_COLUMNS]>): TypedFields {
+  return {
+    value_type: row.valueType,
+    variations: row.variations ?? null,
+    default_variation: row.defaultVariation,
+    off_variation: row.offVariation,
+    variation_rules: row.variationRules ?? null,
+    variation_split: row.variationSplit ?? null,
+  };
+}
+
+/** The typed fields a create or update body sends (undefined: not sent; null: cleared). */
+type TypedBody = Partial<{ [K in keyof TypedFields]: TypedFields[K] | undefined }>;
+
+/**
+ * The typed fields after a change: the stored ones (a new flag: none) with the sent ones over them. default_variation
+ * and variation_split replace each other, so sending one clears the other (sending both is refused by the check).
+ */
+function mergeTyped(stored: TypedFields, body: TypedBody): TypedFields {
+  const next: TypedFields = { ...stored };
+  for (const field of Object.keys(TYPED_COLUMNS) as Array<keyof TypedFields>) {
+    if (body[field] !== undefined) (next as unknown as Record<string, unknown>)[field] = body[field];
+  }
+  if (body.default_variation !== undefined && body.variation_split === undefined) next.variation_split = null;
+  if (body.variation_split !== undefined && body.default_variation === undefined) next.default_variation = null;
+  return next;
+}
+
+/**
+ * Every problem of the typed fields after the change, each at its place in the body. A stored field that names a
+ * variation the body's `variations` no longer has is reported at body.variations (the variation cannot be removed).
+ */
+function typedProblems(next: TypedFields, body: TypedBody, stored: TypedFields | null): Array<{ type: string; loc: Loc; msg: string }> {
+  const issues: Array<{ type: string; loc: Loc; msg: string }> = [];
+  if (stored && body.value_type !== undefined && body.value_type !== stored.value_type) {
+    issues.push({ type: 'value_error', loc: ['body', 'value_type'], msg: VARIATION_MESSAGES.valueTypeFixed });
+    return issues;
+  }
+  let removed = false;
+  for (const problem of validateTypedFields(next)) {
+    const field = problem.loc[0] as keyof TypedFields;
+    if (stored && body[field] === undefined && problem.msg === VARIATION_MESSAGES.unknownVariation && body.variations !== undefined) {
+      if (!removed) issues.push({ type: 'value_error', loc: ['body', 'variations'], msg: VARIATION_MESSAGES.variationRemoved });
+      removed = true;
+      continue;
+    }
+    issues.push({ type: 'value_error', loc: ['body', ...problem.loc], msg: problem.msg });
+  }
+  return issues;
+}
+
+function typedValues(next: TypedFields): FlagValues {
+  return {
+    valueType: next.value_type,
+    variations: next.variations as FlagVariation[] | null,
+    defaultVariation: next.default_variation,
+    offVariation: next.off_variation,
+    variationRules: next.variation_rules as VariationRule[] | null,
+    variationSplit: next.variation_split as SplitEntry[] | null,
+  };
+}
+
+const sentTyped = (body: TypedBody) => (Object.keys(TYPED_COLUMNS) as Array<keyof TypedFields>).some((f) => body[f] !== undefined);
+
+/** A flag's answer for one user with what a caller mapping it elsewhere (OFREP) needs of the flag. */
+export interface FlagDetails extends FlagEvaluation {
+  flag_key: string;
+  status: FlagView['status'];
+  value_type: FlagView['value_type'];
+}
+
+function detailsOf(flag: CompiledFlag, evaluation: FlagEvaluation): FlagDetails {
+  return { flag_key: flag.row.key, status: flag.wire.status, value_type: flag.row.valueType, ...evaluation };
 }
 
 export interface FlagsDeps {
@@ -112,12 +233,42 @@ export function createFlagsService(deps: FlagsDeps) {
   }
 
   /** Shape first (pure), then, inside the writing transaction, the segments named (share-locked until commit). */
-  async function checkedRules(tx: Executor, rules: unknown): Promise<FlagValues> {
+  async function checkedRules(tx: Executor, rules: unknown, loc?: Loc): Promise<string[]> {
     const problem = validateRuleSet(rules);
-    if (problem) throw rulesError(problem);
+    if (problem) throw rulesError(problem, loc);
     const segmentIds = collectSegmentIds(rules);
-    if ((await segments.unusableSegmentIds(segmentIds, tx)).length > 0) throw rulesError(SEGMENT_NOT_USABLE);
-    return { targetingRules: rules, segmentIds };
+    if ((await segments.unusableSegmentIds(segmentIds, tx)).length > 0) throw rulesError(SEGMENT_NOT_USABLE, loc);
+    return segmentIds;
+  }
+
+  /**
+   * The targeting rules and typed fields after a change, checked: `segmentIds` names every segment the flag's rules
+   * and its variation rules name. Rules are checked only where sent (stored ones were checked when written).
+   */
+  async function checkedFlagRules(tx: Executor, stored: FeatureFlagRow | null, body: FlagCreate | FlagUpdate): Promise<FlagValues> {
+    const values: FlagValues = {};
+    const storedTyped = stored ? typedFieldsOf(stored) : null;
+    const typedBody = body as TypedBody;
+    let next: TypedFields | null = null;
+    if (!stored || sentTyped(typedBody)) {
+      next = mergeTyped(storedTyped ?? { value_type: 'boolean', variations: null, default_variation: null, off_variation: null, variation_rules: null, variation_split: null }, typedBody);
+      const issues = typedProblems(next, typedBody, storedTyped);
+      if (issues.length > 0) throw new Unprocessable(issues);
+      Object.assign(values, typedValues(next));
+    }
+    const ruleSegments: string[] = [];
+    if (body.targeting_rules !== undefined) {
+      ruleSegments.push(...(await checkedRules(tx, body.targeting_rules)));
+      values.targetingRules = body.targeting_rules;
+    } else ruleSegments.push(...collectSegmentIds(stored?.targetingRules ?? null));
+    const variationRules = next?.variation_rules ?? storedTyped?.variation_rules ?? [];
+    for (const [i, rule] of variationRules.entries()) {
+      ruleSegments.push(...(typedBody.variation_rules !== undefined
+        ? await checkedRules(tx, rule.targeting_rules, ['body', 'variation_rules', i, 'targeting_rules'])
+        : collectSegmentIds(rule.targeting_rules)));
+    }
+    if (body.targeting_rules !== undefined || typedBody.variation_rules !== undefined || !stored) values.segmentIds = [...new Set(ruleSegments)];
+    return values;
   }
 
   /**
@@ -184,7 +335,7 @@ export function createFlagsService(deps: FlagsDeps) {
       let row: FeatureFlagRow;
       try {
         row = await db.transaction(async (tx) => {
-          const rules = body.targeting_rules === undefined ? { targetingRules: null, segmentIds: [] } : await checkedRules(tx, body.targeting_rules);
+          const rules = { targetingRules: null, ...(await checkedFlagRules(tx, null, body)) };
           const inserted = await store.insertFlag(tx, {
             id: randomUUID(),
             key: body.key,
@@ -216,7 +367,7 @@ export function createFlagsService(deps: FlagsDeps) {
         const values: FlagValues = {};
         if (body.is_active !== undefined) Object.assign(values, transitionTo(body.is_active ? 'activate' : 'deactivate')(current));
         if (body.key !== undefined) values.key = body.key;
-        if (body.targeting_rules !== undefined) Object.assign(values, await checkedRules(tx, body.targeting_rules));
+        Object.assign(values, await checkedFlagRules(tx, current, body));
         if (body.name !== undefined) values.name = body.name;
         if (body.description !== undefined) values.description = body.description;
         if (body.rollout_percentage !== undefined) values.rolloutPercentage = body.rollout_percentage;
@@ -305,6 +456,31 @@ export function createFlagsService(deps: FlagsDeps) {
     },
 
     /**
+     * The one evaluation of flags with their values, for every caller that needs more than on/off (the user route's
+     * details, OFREP): for `keys` (each known key, archived ones included: they answer `disabled`; unknown keys are
+     * left out), or without keys every flag that is not archived, in key order. Each answer is the evaluate route's
+     * (`rule` only for a single key) with the flag's status and value_type. The context is held to the limits, a
+     * refusal being a 422 at `contextLoc`.
+     */
+    async evaluateDetails(userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc, keys?: readonly string[]): Promise<FlagDetails[]> {
+      const ctx = context ?? {};
+      assertTargetingContext(ctx, contextLoc);
+      const snapshot = await ruleset.get();
+      const subject = membershipSubject(userId, ctx);
+      if (keys !== undefined) {
+        const found = keys.flatMap((key) => snapshot.byKey.get(key) ?? []);
+        report(telemetry.flagsEvaluated, { flags: found.length });
+        const idLists = [...new Set(found.flatMap(flagIdListSegmentIds))];
+        const env = await segments.membershipEnv(snapshot.segments, idLists, subject, snapshot.withoutMembers);
+        return found.map((flag) => detailsOf(flag, found.length === 1 ? flag.evaluator.explain(userId, ctx, env) : flag.evaluator.evaluate(userId, ctx, env)));
+      }
+      const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, subject, snapshot.withoutMembers);
+      report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
+      const answers = snapshot.liveEvaluator.evaluateAll(userId, ctx, env);
+      return snapshot.live.map((flag, i) => detailsOf(flag, answers[i]));
+    },
+
+    /**
      * Every flag that is not archived, as key to on/off for this user: the JSON object, already serialised. The
      * context has been held to the limits where it was parsed (parseContextParam).
      */
@@ -313,6 +489,15 @@ export function createFlagsService(deps: FlagsDeps) {
       const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, membershipSubject(userId, context), snapshot.withoutMembers);
       report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
       return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
+    },
+
+    /** The user route with details=true: every flag that is not archived, key to {enabled, variation?, value?}. */
+    async userFlagDetails(userId: string, context: Record<string, unknown>): Promise<Record<string, UserFlagDetails>> {
+      const result: Record<string, UserFlagDetails> = {};
+      for (const d of await this.evaluateDetails(userId, context, QUERY_CONTEXT)) {
+        result[d.flag_key] = d.variation === undefined ? { enabled: d.enabled } : { enabled: d.enabled, variation: d.variation, value: d.value };
+      }
+      return result;
     },
 
     /** The compiled ruleset (SDK download); the same object until the next invalidation. */

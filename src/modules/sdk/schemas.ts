@@ -6,6 +6,10 @@ export const SdkRuleset = Type.Object({
     { name: Type.String(), version: Type.Integer() },
     { description: 'The bucketing function (see the targeting README); a new version is a new mapping' },
   ),
+  split_bucketing: Type.Object(
+    { name: Type.String(), version: Type.Integer() },
+    { description: "The hash of typed flags' variation splits (its own version, see the targeting README)" },
+  ),
   flags: Type.Array(
     Type.Object({
       id: Uuid(),
@@ -15,6 +19,12 @@ export const SdkRuleset = Type.Object({
       rollout_percentage: Type.Integer(),
       targeting_rules: Nullable(Type.Object({}, { additionalProperties: true })),
       default_value: Type.Boolean(),
+      value_type: Type.Optional(StringEnum(['string', 'number', 'json'], { description: 'Typed flags only (a boolean flag has none of the typed fields)' })),
+      variations: Type.Optional(Type.Array(Type.Object({ key: Type.String(), value: Type.Unknown(), name: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }))),
+      default_variation: Type.Optional(Nullable(Type.String())),
+      off_variation: Type.Optional(Nullable(Type.String())),
+      variation_rules: Type.Optional(Nullable(Type.Array(Type.Object({}, { additionalProperties: true })))),
+      variation_split: Type.Optional(Nullable(Type.Array(Type.Object({ variation: Type.String(), weight: Type.Integer() })))),
     }),
     { description: 'Every flag, ordered by key' },
   ),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Bus } from '../../platform/bus.js';
-import { BUCKETING } from '../../targeting/index.js';
+import { BUCKETING, SPLIT_BUCKETING } from '../../targeting/index.js';
 import type { RulesetSnapshot } from '../feature-flags/ruleset.js';
 import { FLAGS_CHANGED } from '../feature-flags/service.js';
 import { SEGMENTS_CHANGED } from '../segments/service.js';
@@ -49,15 +49,8 @@ export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; b
   function build(snapshot: RulesetSnapshot): SdkRulesetBody {
     const payload = {
       bucketing: { name: BUCKETING.name, version: BUCKETING.version },
-      flags: snapshot.flags.map(({ row }) => ({
-        id: row.id,
-        key: row.key,
-        status: row.status.toLowerCase(),
-        is_active: row.status === 'ACTIVE',
-        rollout_percentage: row.rolloutPercentage,
-        targeting_rules: row.targetingRules ?? null,
-        default_value: row.defaultValue,
-      })),
+      split_bucketing: { name: SPLIT_BUCKETING.name, version: SPLIT_BUCKETING.version },
+      flags: snapshot.flags.map(({ wire }) => wire),
       segments: [...snapshot.segments.values()]
         .sort((a, b) => a.id.localeCompare(b.id))
         .map((s) => ({ id: s.id, kind: s.kind, status: s.status, rules: s.rules, valid: s.valid })),
