@@ -65,6 +65,21 @@ describe('POST /ofrep/v1/evaluate/flags/{key}', () => {
     }
   });
 
+  it('answers a typed flag with the variation served, and no value when none is (the code default)', async () => {
+    const flag = await createFlag({
+      value_type: 'json', variations: [{ key: 'small', value: { size: 1 } }, { key: 'large', value: [1, 2] }], default_variation: 'small',
+      variation_rules: [{ targeting_rules: CANADA, variation: 'large' }],
+    });
+    expect((await one(flag.key, { context: { targetingKey: 'u', country: 'CA' } })).json())
+      .toEqual({ key: flag.key, value: [1, 2], variant: 'large', reason: 'TARGETING_MATCH', metadata: { upliftReason: 'rollout' } });
+    expect((await one(flag.key, { context: { targetingKey: 'u' } })).json())
+      .toEqual({ key: flag.key, value: { size: 1 }, variant: 'small', reason: 'DEFAULT', metadata: { upliftReason: 'rollout' } });
+    await t.inject({ method: 'POST', url: `/api/v1/feature-flags/${flag.id}/deactivate`, headers: dev.headers });
+    expect((await one(flag.key, { context: { targetingKey: 'u' } })).json()).toEqual({ key: flag.key, reason: 'DISABLED', metadata: { upliftReason: 'disabled' } });
+    const item = (await bulk({ context: { targetingKey: 'u' } })).json().flags.find((f: { key: string }) => f.key === flag.key);
+    expect(item).toEqual({ key: flag.key, reason: 'DISABLED', metadata: { upliftReason: 'disabled' } });
+  });
+
   it('takes the API key as X-API-Key or as Authorization: Bearer, and is 401 without a valid one', async () => {
     const flag = await createFlag();
     expect((await one(flag.key, { context: {} }, { authorization: `Bearer ${key.key}` })).json()).toMatchObject({ value: true });

@@ -71,6 +71,30 @@ describe('@openfeature/server-sdk with @openfeature/ofrep-provider', () => {
     expect(await client.getBooleanValue(off.key, true)).toBe(false);
   });
 
+  it('resolves every value type: string, number and object flags serve their variation', async () => {
+    const copy = await createFlag({
+      value_type: 'string', variations: [{ key: 'buy', value: 'Buy now' }, { key: 'order', value: 'Place order' }], default_variation: 'buy',
+      variation_rules: [{ targeting_rules: rules('country', 'DE'), variation: 'order' }],
+    });
+    const limit = await createFlag({
+      value_type: 'number', variations: [{ key: 'low', value: 10 }, { key: 'high', value: 2.5 }],
+      variation_split: [{ variation: 'low', weight: 50 }, { variation: 'high', weight: 50 }],
+    });
+    const theme = await createFlag({ value_type: 'json', variations: [{ key: 'light', value: { bg: '#fff' } }, { key: 'dark', value: { bg: '#000' } }], default_variation: 'dark' });
+    expect(await client.getStringDetails(copy.key, 'fallback', { targetingKey: 'u1', country: 'DE' })).toMatchObject({ value: 'Place order', variant: 'order', reason: 'TARGETING_MATCH' });
+    expect(await client.getStringDetails(copy.key, 'fallback', { targetingKey: 'u1', country: 'FR' })).toMatchObject({ value: 'Buy now', variant: 'buy', reason: 'DEFAULT' });
+    const split = await client.getNumberDetails(limit.key, -1, { targetingKey: 'u1' });
+    expect(split).toMatchObject({ reason: 'SPLIT', value: split.variant === 'low' ? 10 : 2.5 });
+    expect(await client.getObjectDetails(theme.key, {}, { targetingKey: 'u1' })).toMatchObject({ value: { bg: '#000' }, variant: 'dark', reason: 'STATIC' });
+    // Off without an off variation: no value is served, the code default is used.
+    await updateFlag(copy.id, { is_active: false });
+    expect(await client.getStringValue(copy.key, 'code default', { targetingKey: 'u1' })).toBe('code default');
+    await updateFlag(copy.id, { off_variation: 'order' });
+    expect(await client.getStringDetails(copy.key, 'code default', { targetingKey: 'u1' })).toMatchObject({ value: 'Place order', variant: 'order', reason: 'DISABLED' });
+    // A typed flag read as another type: the code default.
+    expect(await client.getBooleanDetails(theme.key, true, { targetingKey: 'u1' })).toMatchObject({ value: true, errorCode: ErrorCode.TYPE_MISMATCH });
+  });
+
   it('authenticates with the key as a bearer token too', async () => {
     await ServerFeature.setProviderAndWait('bearer', new OFREPProvider({ baseUrl, headers: [['Authorization', `Bearer ${apiKey}`]] }));
     const flag = await createFlag();
@@ -132,6 +156,7 @@ describe('@openfeature/web-sdk with @openfeature/ofrep-web-provider', () => {
     const targeted = await createFlag({ targeting_rules: rules('country', 'CA') });
     const split = await createFlag({ rollout_percentage: 50 });
     const dormant = await createFlag({ is_active: false });
+    const copy = await createFlag({ value_type: 'string', variations: [{ key: 'a', value: 'A' }, { key: 'b', value: 'B' }], default_variation: 'b', is_active: false });
     const provider = new OFREPWebProvider({ baseUrl, headers: [['X-API-Key', apiKey]], fetchImplementation: observingFetch });
     await WebFeature.setProviderAndWait('web', provider, { targetingKey: 'web-user', country: 'CA' });
     const client = WebFeature.getClient('web');
@@ -141,6 +166,9 @@ describe('@openfeature/web-sdk with @openfeature/ofrep-web-provider', () => {
     expect(client.getBooleanDetails(targeted.key, false)).toMatchObject({ value: true, variant: 'on', reason: 'TARGETING_MATCH' });
     expect(client.getBooleanDetails(split.key, false).reason).toBe('SPLIT');
     expect(client.getBooleanDetails('no-such-flag', true)).toMatchObject({ value: true, errorCode: ErrorCode.FLAG_NOT_FOUND });
+    // A typed flag off without an off variation: no value in the answer, the code default (ADR 0006).
+    expect(client.getStringDetails(copy.key, 'code default')).toMatchObject({ value: 'code default', reason: 'DISABLED' });
+    expect(client.getStringDetails(copy.key, 'code default').errorCode).toBeUndefined();
     expect(opened).toHaveLength(1);
     await opened[0];
 
@@ -158,5 +186,11 @@ describe('@openfeature/web-sdk with @openfeature/ofrep-web-provider', () => {
     expect(statuses.slice(from)).toContain(200);
     expect(client.getBooleanDetails(targeted.key, true)).toMatchObject({ value: false, variant: 'off', reason: 'DEFAULT' });
     expect(opened).toHaveLength(1);
+
+    // A typed flag turned on: its value arrives through the stream too.
+    const typedSeen = changed(client);
+    await updateFlag(copy.id, { is_active: true });
+    await typedSeen;
+    expect(client.getStringDetails(copy.key, 'code default')).toMatchObject({ value: 'B', variant: 'b', reason: 'STATIC' });
   });
 });

@@ -4,7 +4,8 @@ import type { Clock } from '../../platform/clock.js';
 import { report, telemetry } from '../../platform/telemetry.js';
 import { checkTargetingContext, hasTargetingRules, isTypedFlag, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
 import { KEYS_CHANGED } from '../api-keys/service.js';
-import { flagIdListSegmentIds, membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/ruleset.js';
+import { membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/ruleset.js';
+import type { FlagsService } from '../feature-flags/service.js';
 import { matchesIfNoneMatch, versionOf, type SdkService } from '../sdk/service.js';
 import type { SegmentsService } from '../segments/service.js';
 import { ACCOUNTS_CHANGED } from '../users/service.js';
@@ -68,35 +69,74 @@ function facts(flag: CompiledFlag): OfrepFlagFacts & { needsKey: boolean } {
   return { ...base, needsKey: needsTargetingKey({ ...base, isActive: flag.definition.is_active, idListSegments: flag.idListSegmentIds.length }) };
 }
 
-/** One flag's answer as JSON text: `{"key":…,` already written by the caller. */
-function answerJson(flag: OfrepFlagFacts, evaluation: FlagEvaluation, metadata: Record<string, string>): string {
-  const answer = ofrepAnswer(flag, evaluation);
-  return JSON.stringify({ ...answer, metadata: 'errorCode' in answer ? undefined : metadata }).slice(1);
+/**
+ * A piece of the bulk answer's text with a 64-bit digest of it (two 32-bit halves of its SHA-1), computed once: the
+ * ETag combines the digests of the pieces answered instead of hashing the whole answer on every request.
+ */
+interface Piece {
+  text: string;
+  h1: number;
+  h2: number;
+}
+
+function piece(text: string): Piece {
+  const digest = createHash('sha1').update(text).digest();
+  return { text, h1: digest.readUInt32LE(0), h2: digest.readUInt32LE(4) };
 }
 
 /**
+ * The ETag of a sequence of pieces: their digests mixed in order (two independent 32-bit lanes), so the same text
+ * gives the same tag and any change of a piece, or of their order, a different one (a strong validator for these
+ * bytes as long as no two distinct pieces share a 64-bit digest).
+ */
+function etagOf(pieces: readonly Piece[]): string {
+  let a = 0x811c9dc5;
+  let b = 0x2545f491;
+  for (const p of pieces) {
+    a = Math.imul(a ^ p.h1, 0x9e3779b1);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ p.h2, 0x85ebca77);
+    b ^= b >>> 13;
+  }
+  return `"${(a >>> 0).toString(36)}-${(b >>> 0).toString(36)}-${pieces.length}"`;
+}
+
+/** An Uplift outcome of a boolean flag as a small number (its answer depends on nothing else within a snapshot). */
+const REASON_CODES: Record<FlagEvaluation['reason'], number> = { disabled: 0, targeting_match: 2, targeting_miss: 4, rollout: 6, error: 8 };
+
+/**
  * The bulk answer's parts prepared once per ruleset snapshot: each live flag's key and what it needs, and its answer
- * JSON per Uplift outcome (a flag has at most a handful), so a bulk evaluation concatenates prepared text.
+ * (key included) per Uplift outcome, made on first use (a flag has a handful), so a bulk evaluation looks pieces up.
  */
 interface BulkPlan {
-  heads: string[];
   facts: Array<OfrepFlagFacts & { needsKey: boolean }>;
-  answers: Array<Map<string, string>>;
-  missingKey: string[];
+  answers: Array<Map<number | string, Piece>>;
+  missingKey: Piece[];
 }
 
 function bulkPlan(snapshot: RulesetSnapshot): BulkPlan {
-  const heads = snapshot.live.map((f, i) => `${i === 0 ? '' : ','}{"key":${JSON.stringify(f.row.key)},`);
   return {
-    heads,
     facts: snapshot.live.map(facts),
     answers: snapshot.live.map(() => new Map()),
-    missingKey: snapshot.live.map(() => JSON.stringify({ errorCode: 'TARGETING_KEY_MISSING', errorDetails: TARGETING_KEY_MISSING_DETAILS }).slice(1)),
+    missingKey: snapshot.live.map((f) => piece(JSON.stringify({ key: f.row.key, errorCode: 'TARGETING_KEY_MISSING', errorDetails: TARGETING_KEY_MISSING_DETAILS }))),
   };
 }
 
+/** The answer piece of live flag `i` for this evaluation, made once per outcome. */
+function answerPiece(plan: BulkPlan, snapshot: RulesetSnapshot, i: number, ev: FlagEvaluation): Piece {
+  // Within a snapshot a flag's answer depends on its outcome alone (a variation's value is fixed).
+  const outcome = plan.facts[i].typed ? `${ev.enabled}|${ev.reason}|${ev.variation_reason ?? ''}|${ev.variation ?? ''}` : REASON_CODES[ev.reason] + (ev.enabled ? 1 : 0);
+  let found = plan.answers[i].get(outcome);
+  if (!found) {
+    const answer = ofrepAnswer(plan.facts[i], ev);
+    const metadata = 'errorCode' in answer ? undefined : { upliftReason: ev.reason };
+    plan.answers[i].set(outcome, (found = piece(JSON.stringify({ key: snapshot.live[i].row.key, ...answer, metadata }))));
+  }
+  return found;
+}
+
 export interface OfrepDeps {
-  flags: { snapshot(): Promise<RulesetSnapshot> };
+  flags: Pick<FlagsService, 'snapshot' | 'evaluateDetails'>;
   segments: Pick<SegmentsService, 'membershipEnv'>;
   sdk: Pick<SdkService, 'watch' | 'ruleset'>;
   apiKeys: { isUsable(keyId: string): Promise<boolean> };
@@ -139,9 +179,16 @@ export function createOfrepService(deps: OfrepDeps) {
     json: JSON.stringify(key === undefined ? f : { key, ...f }),
   });
 
-  async function streamJson(keyId: string): Promise<string> {
+  /** The eventStreams entry for this key: the same piece while its token is (one per key per token window). */
+  const streamPieces = new Map<string, Piece>();
+  async function streamPiece(keyId: string): Promise<Piece> {
     const token = await tokens.issue(keyId);
-    return JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${STREAM_PATH}?token=${token}` } }]);
+    const cached = streamPieces.get(keyId);
+    if (cached?.text.includes(token)) return cached;
+    const made = piece(JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${STREAM_PATH}?token=${token}` } }]));
+    if (streamPieces.size > 10_000) streamPieces.clear();
+    streamPieces.set(keyId, made);
+    return made;
   }
 
   return {
@@ -154,10 +201,9 @@ export function createOfrepService(deps: OfrepDeps) {
       if (!flag || flag.row.status === 'ARCHIVED') return failure(404, key, { errorCode: 'FLAG_NOT_FOUND', errorDetails: FLAG_NOT_FOUND_DETAILS });
       const flagFacts = facts(flag);
       if (flagFacts.needsKey && request.userId === undefined) return failure(400, key, { errorCode: 'TARGETING_KEY_MISSING', errorDetails: TARGETING_KEY_MISSING_DETAILS });
-      const userId = request.userId ?? '';
-      const env = await deps.segments.membershipEnv(snapshot.segments, flagIdListSegmentIds(flag), membershipSubject(userId, request.context), snapshot.withoutMembers);
-      report(telemetry.flagsEvaluated, { flags: 1 });
-      const evaluation = flag.evaluator.explain(userId, request.context, env);
+      // The flags service's evaluation of one flag (value, variation, rule text); the context passed its limits above.
+      const [evaluation] = await deps.flags.evaluateDetails(request.userId ?? '', request.context, ['body', 'context'], [key]);
+      if (!evaluation) return failure(404, key, { errorCode: 'FLAG_NOT_FOUND', errorDetails: FLAG_NOT_FOUND_DETAILS });
       const answer = ofrepAnswer(flagFacts, evaluation);
       if ('errorCode' in answer) return failure(400, key, answer);
       const metadata = { upliftReason: evaluation.reason, ...(evaluation.rule ? { rule: evaluation.rule } : {}) };
@@ -165,8 +211,9 @@ export function createOfrepService(deps: OfrepDeps) {
     },
 
     /**
-     * POST /ofrep/v1/evaluate/flags: every live flag for this context, the event stream that announces changes, and
-     * a strong ETag of exactly the bytes answered (so 304 means this context's answer, stream URL included, is the same).
+     * POST /ofrep/v1/evaluate/flags: every live flag (the snapshot's compiled flag set, as the flags service's
+     * evaluateDetails runs it, read here directly so that the answer text prepared for this snapshot matches it index by
+     * index) for this context, the event stream that announces changes, and a strong ETag of exactly the bytes answered (so 304 means this context's answer, stream URL included, is the same).
      */
     async evaluateAll(keyId: string, body: unknown, ifNoneMatch: string | undefined): Promise<OfrepReply> {
       const request = readRequest(body);
@@ -180,22 +227,16 @@ export function createOfrepService(deps: OfrepDeps) {
       const env = await deps.segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, subject, snapshot.withoutMembers);
       const evaluations = snapshot.liveEvaluator.evaluateAll(userId, request.context, env);
       report(telemetry.flagsEvaluated, { flags: evaluations.length });
-      let json = '{"flags":[';
+      const pieces: Piece[] = [];
       for (let i = 0; i < evaluations.length; i++) {
-        let answer: string | undefined;
-        if (request.userId === undefined && plan.facts[i].needsKey) answer = plan.missingKey[i];
-        else {
-          const ev = evaluations[i];
-          // Within a snapshot, a flag's answer depends on these alone (a variation's value is fixed).
-          const outcome = `${ev.enabled}|${ev.reason}|${ev.variation_reason ?? ''}|${ev.variation ?? ''}`;
-          answer = plan.answers[i].get(outcome);
-          if (answer === undefined) plan.answers[i].set(outcome, (answer = answerJson(plan.facts[i], ev, { upliftReason: ev.reason })));
-        }
-        json += plan.heads[i] + answer;
+        pieces.push(request.userId === undefined && plan.facts[i].needsKey ? plan.missingKey[i] : answerPiece(plan, snapshot, i, evaluations[i]));
       }
-      json += `],"eventStreams":${await streamJson(keyId)}}`;
-      const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
+      pieces.push(await streamPiece(keyId));
+      const etag = etagOf(pieces);
       if (matchesIfNoneMatch(ifNoneMatch, etag)) return { status: 304, etag };
+      let json = '{"flags":[';
+      for (let i = 0; i < pieces.length - 1; i++) json += (i === 0 ? '' : ',') + pieces[i].text;
+      json += `],"eventStreams":${pieces[pieces.length - 1].text}}`;
       return { status: 200, json, etag };
     },
 
