@@ -4,6 +4,9 @@
  * The service is the built one (bench/lib.ts startServer) on real Postgres in its own schema, rate limits and
  * scheduler off. The machine is shared, so the two routes are measured in alternating rounds (ROUNDS, default 5) and
  * the medians are reported; the 1-minute load average is recorded around the rounds.
+ * Each round also measures OFREP (issue 28) on the same flags and contexts: bulk evaluation
+ * (POST /ofrep/v1/evaluate/flags, every flag, target >= 80% of the user route's req/s in the same round) and single
+ * evaluation (POST /ofrep/v1/evaluate/flags/{key}), written to the `ofrep` section.
  * Run: npm run build && npx tsx bench/flags.ts   (targets: >= 50% of the bare route's req/s, p99 < 10 ms at 50 connections)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +16,8 @@ import { api, machine, measure, signIn, startServer, table, waitForHealth, write
 const FLAGS = 50;
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const ROUND_SECONDS = 8;
-const CONTEXT = encodeURIComponent(JSON.stringify({ country: 'US', plan: 'pro', app_version: '2.4.1', user: { age: 31 } }));
+const ATTRIBUTES = { country: 'US', plan: 'pro', app_version: '2.4.1', user: { age: 31 } };
+const CONTEXT = encodeURIComponent(JSON.stringify(ATTRIBUTES));
 
 /** A bare Fastify route returning a fixed JSON object: the ceiling for a route of this response size. */
 async function startBare(body: string, port: number): Promise<ChildProcess> {
@@ -76,18 +80,38 @@ try {
   const bareRoute = {
     url: `http://127.0.0.1:${barePort}`, requests: [{ setupRequest: (req: object) => ({ ...req, path: `/bare/user-${n++ % 100_000}` }) }],
   };
+  // OFREP: the same user ids and attributes, as the evaluation context of a POST body.
+  const ofrepBody = () => JSON.stringify({ context: { targetingKey: `user-${n++ % 100_000}`, ...ATTRIBUTES } });
+  const ofrepHeaders = { ...key, 'content-type': 'application/json' };
+  const bulkRoute = { url: base, headers: ofrepHeaders, requests: [{ method: 'POST' as const, setupRequest: (req: object) => ({ ...req, path: '/ofrep/v1/evaluate/flags', body: ofrepBody() }) }] };
+  const singleRoute = {
+    url: base, headers: ofrepHeaders,
+    requests: [{ method: 'POST' as const, setupRequest: (req: object) => ({ ...req, path: `/ofrep/v1/evaluate/flags/bench-flag-${n % FLAGS}`, body: ofrepBody() }) }],
+  };
+  const bulkSample = JSON.parse(await fetch(`${base}/ofrep/v1/evaluate/flags`, { method: 'POST', headers: ofrepHeaders, body: ofrepBody() }).then((r) => r.text()));
+  if (bulkSample.flags.length !== FLAGS || bulkSample.flags.some((f: { value?: unknown }) => typeof f.value !== 'boolean')) throw new Error('unexpected OFREP answer');
   await measure('warm-up', { ...flagRoute, duration: 3 });
   await measure('warm-up', { ...bareRoute, duration: 3 });
+  await measure('warm-up', { ...bulkRoute, duration: 3 });
+  await measure('warm-up', { ...singleRoute, duration: 3 });
   // Alternating rounds: the machine is shared, so each round's two numbers are taken a few seconds apart and the
   // share is the median of the rounds' shares.
   const loadBefore = load();
   const rounds: Array<{ flags: Measured; bare: Measured; share: number }> = [];
+  const ofrepRounds: Array<{ bulk: Measured; single: Measured; share: number }> = [];
   for (let r = 1; r <= ROUNDS; r++) {
+    // OFREP bulk right before the user route, the user route right before the bare one: each share compares
+    // neighbours.
+    const bulk = await measure(`round ${r}: OFREP bulk, POST /ofrep/v1/evaluate/flags`, { ...bulkRoute, duration: ROUND_SECONDS }, 0);
     const flags = await measure(`round ${r}: GET /feature-flags/user/{id}, ${FLAGS} flags x 3 conditions`, { ...flagRoute, duration: ROUND_SECONDS }, 0);
     const bare = await measure(`round ${r}: bare Fastify route, same JSON`, { ...bareRoute, duration: ROUND_SECONDS }, 0);
+    const single = await measure(`round ${r}: OFREP single, POST /ofrep/v1/evaluate/flags/{key}`, { ...singleRoute, duration: ROUND_SECONDS }, 0);
     const share = flags.requestsPerSecond / bare.requestsPerSecond;
     flags.label += ` (${Math.round(share * 100)}% of the bare route)`;
     rounds.push({ flags, bare, share });
+    const ofrepShare = bulk.requestsPerSecond / flags.requestsPerSecond;
+    bulk.label += ` (${Math.round(ofrepShare * 100)}% of the user route)`;
+    ofrepRounds.push({ bulk, single, share: ofrepShare });
   }
   const loadAfter = load();
   const median = [...rounds].sort((x, y) => x.share - y.share)[Math.floor(ROUNDS / 2)];
@@ -114,6 +138,25 @@ ${table(rows)}
 Flag route throughput: **${share}%** of the bare route, median of rounds at ${rounds.map((r) => Math.round(r.share * 100)).join('%, ')}%
 (target at least 50%); p99 of the flag route **${p99} ms**, median of rounds at ${p99s.join(', ')} ms (target under 10 ms).
 Evaluations read no database row: the compiled ruleset is held in memory and rebuilt after a flag or segment write.`);
+
+  const ofrepMedian = Math.round([...ofrepRounds].sort((x, y) => x.share - y.share)[Math.floor(ROUNDS / 2)].share * 100);
+  const ofrepRows = rounds.flatMap((r, i) => [r.flags, ofrepRounds[i].bulk, ofrepRounds[i].single]);
+  console.table(ofrepRows);
+  console.log(`OFREP bulk share of the user route per round: ${ofrepRounds.map((r) => Math.round(r.share * 100)).join('%, ')}%; median ${ofrepMedian}% (target >= 80%)`);
+  writeSection('ofrep', `## OFREP: bulk and single evaluation beside GET /feature-flags/user/{id} (issue 28)
+
+Machine: ${machine()}; measured in the same run and server as the feature-flags section (${FLAGS} flags, autocannon
+with 50 connections, a different user id per request, the same 4 attributes); 1-minute load average ${loadBefore} before and
+${loadAfter} after the rounds. OFREP requests send them as the POST body \`{"context": {"targetingKey": "user-N", ...}}\`. Each
+of the ${ROUNDS} rounds measures OFREP bulk (every flag: value, variant, reason, metadata, the event stream entry and an ETag
+hashing the answer), the user route, the bare route and OFREP single (one flag, with the satisfied rule in its
+metadata) for ${ROUND_SECONDS} s each, in that order; the share is bulk over the user route of the same round (measured
+back to back), median of rounds. Command: \`npm run build && npx tsx bench/flags.ts\`.
+
+${table(ofrepRows)}
+
+OFREP bulk throughput: **${ofrepMedian}%** of GET /feature-flags/user/{id}, median of rounds at ${ofrepRounds.map((r) => Math.round(r.share * 100)).join('%, ')}%
+(target at least 80%).`);
 } finally {
   if (bareServer) await stop(bareServer);
   await server.stop();

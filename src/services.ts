@@ -14,6 +14,7 @@ import { createUsersService } from './modules/users/service.js';
 import { createSegmentsService } from './modules/segments/service.js';
 import { createFlagsService } from './modules/feature-flags/service.js';
 import { createSdkService } from './modules/sdk/service.js';
+import { createOfrepService } from './modules/ofrep/service.js';
 import { createRbacService } from './modules/rbac/service.js';
 import { createIntegrationsService } from './modules/integrations/service.js';
 import { createSecretBox, integrationsKey } from './modules/integrations/secrets.js';
@@ -132,6 +133,7 @@ export function createServices(deps: PlatformDeps) {
   const segments = createSegmentsService({ db, audit, clock, bus, flags: flagsReadModel, experiments: experimentsReadModel, tracking: trackingData });
   const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs });
   const sdk = createSdkService({ snapshot: flags.snapshot, bus });
+  const ofrep = createOfrepService({ flags, segments, sdk, apiKeys, bus, clock, secretKey: config.secretKey });
   const experiments = createExperimentsService({
     db,
     audit,
@@ -224,7 +226,7 @@ export function createServices(deps: PlatformDeps) {
   return {
     users, apiKeys, auth, idpAuth, rbac, integrations, notifications,
     trackingData, flagsReadModel, exclusionGroups, experimentsReadModel,
-    segments, flags, sdk, experiments, mutualExclusion, holdout, wizard,
+    segments, flags, sdk, ofrep, experiments, mutualExclusion, holdout, wizard,
     events, assignmentWriter, bandit, tracking, counters,
     results, interactions, power,
     rolloutSchedules, errorReports, safety, metrics,

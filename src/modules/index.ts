@@ -15,6 +15,7 @@ import { usersRoutes } from './users/routes.js';
 import { segmentsRoutes } from './segments/routes.js';
 import { featureFlagsRoutes } from './feature-flags/routes.js';
 import { sdkRoutes } from './sdk/routes.js';
+import { ofrepRoutes } from './ofrep/routes.js';
 import { experimentsRoutes } from './experiments/routes.js';
 import { mutualExclusionRoutes } from './mutual-exclusion/routes.js';
 import { holdoutRoutes } from './holdout/routes.js';
@@ -109,6 +110,13 @@ export const MODULES: ModuleEntry[] = [
         maxConnections: config.sdkStreamMaxConnections,
         maxBufferBytes: config.sdkStreamMaxBufferBytes,
       }),
+  },
+  {
+    // The OpenFeature Remote Evaluation Protocol: flags are core, so every profile serves it, at the path OFREP fixes.
+    name: 'ofrep',
+    profiles: EVERY_PROFILE,
+    register: (app, { services, config }) =>
+      app.register(ofrepRoutes, { prefix: '/ofrep/v1', ofrep: services.ofrep, heartbeatSeconds: config.sdkStreamHeartbeatSeconds }),
   },
   {
     name: 'rbac',

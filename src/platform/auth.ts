@@ -37,7 +37,7 @@ export interface KeyClient {
 export type Access =
   | { kind: 'open' }
   | { kind: 'user'; roles?: readonly Role[]; superuser?: boolean }
-  | { kind: 'apiKey'; scope?: ApiScope; ownerRoles?: readonly Role[] };
+  | { kind: 'apiKey'; scope?: ApiScope; ownerRoles?: readonly Role[]; bearer?: boolean };
 
 export const open = (): Access => ({ kind: 'open' });
 export const signedIn = (): Access => ({ kind: 'user' });
@@ -45,7 +45,8 @@ export const signedIn = (): Access => ({ kind: 'user' });
 export const role = (...roles: Role[]): Access => ({ kind: 'user', roles });
 export const superuserOnly = (): Access => ({ kind: 'user', superuser: true });
 export type KeyAccess = Extract<Access, { kind: 'apiKey' }>;
-export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[] } = {}): KeyAccess => ({ kind: 'apiKey', ...opts });
+/** `bearer`: the key may also come as `Authorization: Bearer <key>` (OFREP clients send it either way). */
+export const apiKey = (opts: { scope?: ApiScope; ownerRoles?: Role[]; bearer?: boolean } = {}): KeyAccess => ({ kind: 'apiKey', ...opts });
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -116,7 +117,7 @@ function guard(access: Access, authenticator: Authenticator): onRequestHookHandl
       };
     case 'apiKey':
       return async (request) => {
-        const raw = request.headers['x-api-key'];
+        const raw = request.headers['x-api-key'] ?? (access.bearer ? bearerToken(request) : undefined);
         const client = typeof raw === 'string' && raw ? await authenticator.resolveApiKey(raw) : undefined;
         if (!client) throw new Unauthorized(INVALID_API_KEY);
         request.client = client;
@@ -150,7 +151,7 @@ export const authPlugin = fp<{ authenticator: Authenticator }>(async (app: Fasti
       const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
       route.onRequest = [handler, ...existing];
     }
-    const security = SECURITY[access.kind];
+    const security = access.kind === 'apiKey' && access.bearer ? [...SECURITY.apiKey, { bearer: [] }] : SECURITY[access.kind];
     if (route.schema) route.schema = { ...route.schema, security } as typeof route.schema;
   });
 });

@@ -9,6 +9,13 @@ const ALLOWED_HEADERS = 'X-API-Key, Content-Type, If-None-Match, Last-Event-ID, 
 const EXPOSED_HEADERS = 'ETag, Retry-After, X-Request-ID';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A client-facing route that authenticates by other means than an API key header (a signed stream URL). */
+    clientFacing?: boolean;
+  }
+}
+
 /**
  * CORS for the client-facing routes only: those a client application calls with an API key (flag user and evaluate,
  * tracking, error reports, SDK), recognised by their `config.access`; every other route (signed-in users, the
@@ -21,7 +28,7 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
 export const corsPlugin = fp<{ origins: string[] }>(async (app: FastifyInstance, { origins }) => {
   const anyOrigin = origins.includes('*');
   const listed = new Set(origins);
-  const routes: Array<{ methods: string[]; pattern: RegExp }> = [];
+  const routes: Array<{ methods: string[]; pattern: RegExp; bearer: boolean }> = [];
 
   const allowOrigin = (request: FastifyRequest, reply: FastifyReply): boolean => {
     const origin = request.headers.origin;
@@ -37,22 +44,25 @@ export const corsPlugin = fp<{ origins: string[] }>(async (app: FastifyInstance,
   };
 
   app.addHook('onRoute', (route) => {
-    if (route.config?.access?.kind !== 'apiKey' || route.method === 'HEAD') return;
+    const access = route.config?.access;
+    if ((access?.kind !== 'apiKey' && route.config?.clientFacing !== true) || route.method === 'HEAD') return;
     const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase());
     const source = route.url.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
-    routes.push({ methods, pattern: new RegExp(`^${source}/?$`) });
+    routes.push({ methods, pattern: new RegExp(`^${source}/?$`), bearer: access?.kind === 'apiKey' && access.bearer === true });
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [onClientRoute, ...existing];
   });
 
   app.options('*', { config: { access: open() }, schema: { hide: true } }, async (request, reply) => {
     const path = request.url.split('?')[0];
-    const methods = [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))];
+    const matching = routes.filter((r) => r.pattern.test(path));
+    const methods = [...new Set(matching.flatMap((r) => r.methods))];
     if (methods.length === 0) throw new NotFound();
     if (allowOrigin(request, reply)) {
       reply
         .header('Access-Control-Allow-Methods', [...methods, 'OPTIONS'].join(', '))
-        .header('Access-Control-Allow-Headers', ALLOWED_HEADERS)
+        // The key as `Authorization: Bearer` only where a route takes it so (OFREP).
+        .header('Access-Control-Allow-Headers', matching.some((r) => r.bearer) ? `${ALLOWED_HEADERS}, Authorization` : ALLOWED_HEADERS)
         .header('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
     }
     return reply.code(204).send();

@@ -43,7 +43,7 @@ const SHARED_PREFIXES: Array<{ prefix: string; limit: number; retryAfterSeconds?
   { prefix: '/api/v1/export/', limit: 10, retryAfterSeconds: 60 },
   { prefix: '/api/v1/ai/interpret/', limit: 10 },
 ];
-const SDK_PREFIXES = ['/api/v1/tracking/', '/api/v1/feature-flags/evaluate/', '/api/v1/feature-flags/user/', '/api/v1/sdk/'];
+const SDK_PREFIXES = ['/api/v1/tracking/', '/api/v1/feature-flags/evaluate/', '/api/v1/feature-flags/user/', '/api/v1/sdk/', '/ofrep/v1/'];
 
 export function ruleFor(path: string, options: RateLimitOptions): RateRule {
   const exact = EXACT[path] ?? (options.fullProfile ? FULL_ONLY_EXACT[path] : undefined);

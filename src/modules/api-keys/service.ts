@@ -145,6 +145,16 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       await deps.bus.publish(KEYS_CHANGED, id).catch(() => undefined);
     },
 
+    /**
+     * Whether the key with this id still authenticates (it exists, has not expired and its owner is active): for
+     * connections it opened that hold its id, not the key (the OFREP event stream).
+     */
+    async isUsable(keyId: string): Promise<boolean> {
+      const row = await store.findApiKey(db, keyId);
+      if (!row || (row.expiresAt !== null && row.expiresAt.getTime() <= deps.clock.now().getTime())) return false;
+      return (await deps.users.loadActor(row.userId)) !== undefined;
+    },
+
     /** The client a key authenticates now: undefined for an unknown, deleted or expired key or an owner without standing. */
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
