@@ -73,7 +73,7 @@ describe('stored credentials follow no change of where the connection signs in',
         settings: { url: foreign.url, database: 'analytics' }, credentials: { username: 'reader', password: replacement },
       });
       expect(replaced.json().status).toBe('active');
-      expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+      expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'authentication_failed' });
       expect(foreign.requests.length).toBeGreaterThan(0);
       expect(new Set(foreign.requests.map(signIn))).toEqual(new Set([`reader:${replacement}`]));
     } finally {

@@ -98,7 +98,7 @@ afterEach(() => {
 });
 
 const postgres = (settings: Record<string, unknown>, credentials = { username: 'reader', password: 'not-the-password' }) => ({
-  warehouse_type: 'postgres' as const, settings: { database: 'test', ...settings }, credentials,
+  warehouse_type: 'postgres' as const, settings: { database: 'test', ssl: false, ...settings }, credentials,
 });
 const clickhouse = (url: string) => ({ warehouse_type: 'clickhouse', settings: { url }, credentials: { username: 'reader', password: 'not-the-password' } });
 

@@ -290,7 +290,7 @@ describe('stored credentials and TLS', () => {
     const other = `other-${randomUUID()}`;
     const replaced = await put(t, admin, `/connections/${id}`, { settings: elsewhere(), credentials: { username: ROLE, password: other } });
     expect(replaced.json().status).toBe('active');
-    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+    expect((await post(t, admin, `/connections/${id}/test`)).json()).toMatchObject({ ok: false, error_code: 'unexpected_response' });
     expect(catcher.received().includes(other)).toBe(true);
     expect(catcher.received().includes(PASSWORD)).toBe(false);
   });
@@ -312,15 +312,15 @@ describe('stored credentials and TLS', () => {
     });
     expect(refused.json()).toMatchObject({
       ok: false,
-      error_code: 'connection_failed',
-      message: 'The server does not accept TLS. Set ssl to false only if the network to it is trusted: the password is then sent unencrypted',
+      error_code: 'tls_failed',
+      message: 'The TLS handshake with the warehouse failed (TLS not offered, or its certificate not trusted)',
     });
     expect(catcher.connections).toBe(before + 1);
     expect(catcher.received().includes(PASSWORD)).toBe(false);
     // The machine's PostgreSQL has no TLS either; with ssl: false it signs in.
     const { ssl: __, ...local } = endpoint();
     expect((await post(t, admin, '/connections/test', { warehouse_type: 'postgres', settings: local, credentials: { username: ROLE, password: PASSWORD } })).json())
-      .toMatchObject({ ok: false, error_code: 'connection_failed' });
+      .toMatchObject({ ok: false, error_code: 'tls_failed' });
     expect((await post(t, admin, '/connections/test', { warehouse_type: 'postgres', settings: endpoint(), credentials: { username: ROLE, password: PASSWORD } })).json())
       .toMatchObject({ ok: true });
   });
@@ -332,7 +332,7 @@ describe('stored credentials and TLS', () => {
       const res = await post(t, admin, '/connections/test', {
         warehouse_type: 'postgres', settings: { host: '127.0.0.1', port: impostor.port, database: 'postgres' }, credentials: { username: ROLE, password: PASSWORD },
       });
-      expect(res.json()).toMatchObject({ ok: false, error_code: 'connection_failed' });
+      expect(res.json()).toMatchObject({ ok: false, error_code: 'tls_failed' });
       expect(res.json().message).toMatch(/certificate/i);
       expect(impostor.connections).toBe(1);
       expect(impostor.received().includes(PASSWORD)).toBe(false);

@@ -20,9 +20,6 @@ import {
 
 /** Managed-service roles that carry administrative rights (besides rolsuper itself). */
 const ADMIN_ROLES = ['rds_superuser', 'azure_pg_admin', 'cloudsqlsuperuser', 'alloydbsuperuser'];
-/** What a server that refuses TLS gets: the setting that connects without it, and what that costs. */
-export const TLS_REFUSED =
-  'The server does not accept TLS. Set ssl to false only if the network to it is trusted: the password is then sent unencrypted';
 /** Built-in administrative users: the server's own and the managed services' (always superusers there). */
 const POSTGRES_ADMIN_USERS = ['postgres', 'rdsadmin', 'cloudsqladmin', 'azure_superuser', 'alloydbadmin'];
 /** Redshift's own superuser. */
@@ -156,10 +153,6 @@ async function openSession(flavour: Flavour, settings: Settings, credentials: Cr
     }
     // Before sign-in completed, the bound running out means the server never answered as a warehouse would.
     if (!signedIn && error instanceof WarehouseError && error.code === 'query_timeout') throw refusal('timeout');
-    // TLS is on unless the connection says ssl: false; a server without it gets this fixed advice, not pg's text.
-    if (!signedIn && recognise(error) === 'tls_failed' && /does not support SSL/i.test(String((error as Error).message))) {
-      throw new WarehouseError('tls_failed', TLS_REFUSED);
-    }
     throw failure('connection_failed', error, recognise);
   }
 
