@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { connectDatabase } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
-import { guardrailCounts } from '../src/modules/tracking/guardrail-read.js';
+import { guardrailCounts } from '../src/modules/tracking/arm-stats.js';
 import { BENCH_DATABASE_URL, machine, writeSection } from './lib.js';
 
 const EVENTS = 1_000_000;

@@ -1,6 +1,8 @@
 import { NotFound } from '../../platform/errors.js';
 import { extractJsonObject, type ChatMessage, type LlmClient } from '../../platform/llm.js';
 import { interpretFromTemplate, type ExperimentFacts, type Interpretation, type ResultsFacts } from './interpretation.js';
+
+export type { ExperimentFacts };
 import { planSampleSize, type SampleSizePlan } from './planning.js';
 import type { DesignRequest, DesignView, InterpretationView, SampleSizeQuery } from './schemas.js';
 import { findTemplate, matchTemplate, TEMPLATES, type ExperimentTemplate } from './templates.js';

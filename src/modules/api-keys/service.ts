@@ -7,7 +7,7 @@ import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { localCache } from '../../platform/local-cache.js';
 import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable } from '../../platform/errors.js';
-import { ACCOUNTS_CHANGED } from '../users/service.js';
+import { ACCOUNTS_CHANGED } from '../users/domain.js';
 import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
 import * as store from './store.js';
 
@@ -16,7 +16,8 @@ export const KEY_PREFIX = 'uplk_';
 export const API_KEY_NOT_FOUND = 'API key not found';
 export const EXPIRY_NOT_IN_FUTURE = 'The expiry must be in the future';
 /** Published with the key's id when a key is deleted (open streams of the key close). */
-export const KEYS_CHANGED = 'api-keys.changed';
+import { KEYS_CHANGED } from './domain.js';
+export { KEYS_CHANGED };
 /** last_used_at is written at most this often per key: a key on every tracking call must not cost a write each. */
 export const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 const CACHE_LIMIT = 10_000;

@@ -7,7 +7,7 @@ import { localCache } from '../../platform/local-cache.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { thompsonWeights } from '../../stats/index.js';
 import type { AssignableExperiment, Experiment } from '../experiments/read-model.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 import type { VariantMetricStats } from '../tracking/read-model.js';
 import { ENGINE_VERSION, type BanditView, type WeightsBody } from './schemas.js';
 import * as store from './store.js';

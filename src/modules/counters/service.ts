@@ -5,7 +5,7 @@ import type { Redis } from '../../platform/redis.js';
 import { BadRequest, NotFound } from '../../platform/errors.js';
 import type { BulkBody, IncrementBody } from './schemas.js';
 import { postgresCounterStore, redisCounterStore } from './store.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 
 export const EXPERIMENT_ID_MISMATCH = 'experiment_id in the body does not match the experiment_id in the path';
 const DEFAULT_COUNTER = 'events';

@@ -5,6 +5,8 @@
  */
 /** Bus channel: an experiment changed (its id); caches of experiments and of their results listen. */
 export const EXPERIMENTS_CHANGED = 'experiments.changed';
+/** The 404 message for an unknown experiment id, wherever a module looks one up. */
+export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
 
 export const EXPERIMENT_TYPES = ['a_b', 'mv', 'split_url', 'bandit'] as const;
 export type ExperimentType = (typeof EXPERIMENT_TYPES)[number];

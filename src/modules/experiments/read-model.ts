@@ -3,7 +3,7 @@ import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
 import { EXPERIMENT_STATUSES, type ExperimentStatus } from './domain.js';
 import { collectSegmentIds } from '../../targeting/index.js';
-import type { ExclusionGroup } from '../mutual-exclusion/membership.js';
+import type { ExclusionGroup } from '../mutual-exclusion/domain.js';
 import * as store from './store.js';
 
 /** An experiment as other modules reason about it: the stored fields with its variants and metrics (no wire shape). */

@@ -6,17 +6,13 @@ import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
-import { BadRequest, Conflict, NotFound, NotImplemented, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
-import { collectSegmentIds, RULE_MESSAGES, validateRuleSet } from '../../targeting/index.js';
-import { EXPERIMENTS_CHANGED } from './domain.js';
+import { BadRequest, Conflict, NotFound } from '../../platform/errors.js';
+import { EXPERIMENT_NOT_FOUND, EXPERIMENTS_CHANGED } from './domain.js';
 import { createLifecycle, statusChangeRefused, transition } from './lifecycle.js';
-import {
-  BAYESIAN_DEFAULTS,
-  completeConfig,
-  metricIssues,
-  SEQUENTIAL_DEFAULTS,
-  variantIssues,
-} from './rules.js';
+import { createBodyChecks, SPLIT_URL_NOT_AVAILABLE, type SegmentUsability } from './checks.js';
+import { BAYESIAN_DEFAULTS, completeConfig, SEQUENTIAL_DEFAULTS } from './rules.js';
+// The body rules, for other modules that check an experiment body (wizard).
+export { metricIssues, variantIssues } from './rules.js';
 import {
   KEY_MAX_LENGTH,
   type ExperimentCreate,
@@ -24,18 +20,15 @@ import {
   type ExperimentSchedule,
   type ExperimentUpdate,
   type ExperimentView,
-  type MetricInput,
-  type VariantInput,
 } from './schemas.js';
 import * as store from './store.js';
 import { toExperimentView } from './view.js';
-import { SEGMENT_NOT_USABLE } from '../segments/service.js';
 import { ascendingIds, fieldLocked, metricFields, sameVariants, scheduleChange, variantFields, type MetricFields, type VariantFields } from './fields.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
-export const EXPERIMENT_NOT_FOUND = 'Experiment not found';
+export { EXPERIMENT_NOT_FOUND };
 export const KEY_TAKEN = 'An experiment with this key already exists';
-export const SPLIT_URL_NOT_AVAILABLE = 'Split URL experiments are not available in the core deployment';
+export { SPLIT_URL_NOT_AVAILABLE };
 export const CLONE_SEGMENT_NOT_USABLE =
   'Cannot clone: the targeting rules name a segment that is unknown, inactive, archived or has invalid rules';
 export { END_DATE_PASSED } from './lifecycle.js';
@@ -47,16 +40,7 @@ const detailKey = (id: string) => `experiment:${id}`;
 /** Announced (with the experiment id) after every change, so caches in every process (detail, tracking) drop it. */
 export { EXPERIMENTS_CHANGED };
 
-/**
- * The segments module's answer to "which of these segment ids may rules name?" (unknown, inactive, archived, invalid).
- * Asked in the transaction that writes the rules: the usable segments stay share-locked until it commits, so a
- * segment archive (which takes the row for update, then looks for experiments naming it) cannot slip in between.
- */
-export interface SegmentUsability {
-  unusableSegmentIds(ids: string[], tx: Executor): Promise<string[]>;
-  /** Whether the rules, with the regex conditions of the segments they name, reach more than the regex limit. */
-  regexConditionsExceeded(rules: unknown, tx: Executor): Promise<boolean>;
-}
+export type { SegmentUsability };
 
 export interface ExperimentsDeps {
   db: Db;
@@ -107,42 +91,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
     return row;
   }
 
-  /** Flag-style rule validation (pure, before any transaction): 422 at body.targeting_rules. */
-  function checkTargetingRules(rules: Record<string, unknown> | null | undefined): void {
-    const problem = rules ? validateRuleSet(rules) : null;
-    if (problem) throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: problem });
-  }
-
-  /**
-   * Whether every segment the rules name is usable, asked in `tx`, the transaction that writes the rules (see
-   * SegmentUsability): a segment archived concurrently is either seen archived here or sees this experiment.
-   */
-  async function segmentsUsable(tx: Executor, rules: Record<string, unknown> | null | undefined): Promise<boolean> {
-    const ids = rules ? collectSegmentIds(rules) : [];
-    return ids.length === 0 || (await deps.segments.unusableSegmentIds(ids, tx)).length === 0;
-  }
-
-  /**
-   * Create and update: 422 at body.targeting_rules when the rules name a segment that may not be used, or reach more
-   * than MAX_REGEX_CONDITIONS regex conditions counting those of the segments they name.
-   */
-  async function checkSegments(tx: Executor, rules: Record<string, unknown> | null | undefined): Promise<void> {
-    if (!(await segmentsUsable(tx, rules))) {
-      throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: SEGMENT_NOT_USABLE });
-    }
-    if (rules && (await deps.segments.regexConditionsExceeded(rules, tx))) {
-      throw new Unprocessable({ type: 'value_error', loc: ['body', 'targeting_rules'], msg: RULE_MESSAGES.tooManyRegex });
-    }
-  }
-
-  function checkBody(body: { variants?: VariantInput[]; metrics?: MetricInput[]; experiment_type?: string }): void {
-    if (body.experiment_type === 'split_url' && !deps.splitUrl) throw new NotImplemented(SPLIT_URL_NOT_AVAILABLE);
-    const issues: ValidationIssue[] = [
-      ...(body.variants ? variantIssues(body.variants, ['body', 'variants']) : []),
-      ...(body.metrics ? metricIssues(body.metrics, ['body', 'metrics']) : []),
-    ];
-    if (issues.length) throw new Unprocessable(issues);
-  }
+  const { checkTargetingRules, segmentsUsable, checkSegments, checkBody } = createBodyChecks(deps);
 
   async function writeChildren(tx: Executor, experimentId: string, variants?: VariantFields[], metrics?: MetricFields[]) {
     const now = clock.now();

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 import { csvLine, type Cell } from './csv.js';
 import { parsePeriod, periodBounds } from './period.js';
 import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';

@@ -24,6 +24,8 @@ import type { AuditLogsService } from '../audit-logs/service.js';
 import { SEGMENT_NOT_USABLE, SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
 import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
 import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject, type CompiledFlag } from './ruleset.js';
+// The compiled ruleset as the SDK and OFREP modules serve it.
+export { membershipSubject, type CompiledFlag, type RulesetSnapshot } from './ruleset.js';
 import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry, UserFlagDetails } from './schemas.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
@@ -35,7 +37,8 @@ export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
 export const ARCHIVED_CANNOT_TURN_ON = 'This flag is archived. Unarchive it before turning it on.';
 
 /** Announced after every flag write: compiled rulesets in every process drop what they hold. */
-export const FLAGS_CHANGED = 'flags.changed';
+import { FLAGS_CHANGED } from './domain.js';
+export { FLAGS_CHANGED };
 /** Safety net for a lost cross-process invalidation; writes in this process invalidate at once. */
 const RULESET_MAX_AGE_MS = 30_000;
 

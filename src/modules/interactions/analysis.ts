@@ -11,7 +11,7 @@
  */
 import { adjust, normalCdf } from '../../stats/index.js';
 import { alphaFor } from '../../analysis/compare.js';
-import type { CellStats } from '../results/service.js';
+import type { CellStats } from '../tracking/read-model.js';
 import type { Experiment } from '../experiments/read-model.js';
 
 export interface InteractionCell {

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound } from '../../platform/errors.js';
 import type { Experiment } from '../experiments/read-model.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 import type { ResultsService } from '../results/service.js';
 import type { AssignmentOverlap } from '../tracking/read-model.js';
 import { interactionAnalysis, type InteractionAnalysis } from './analysis.js';

@@ -7,7 +7,7 @@ import type { Clock } from '../../platform/clock.js';
 import { ServiceUnavailable, Unprocessable } from '../../platform/errors.js';
 import { extractJsonObject, type LlmClient } from '../../platform/llm.js';
 import { welchTTest, type SampleSummary } from '../../stats/index.js';
-import type { ExperimentFacts } from '../ai/interpretation.js';
+import type { ExperimentFacts } from '../ai/service.js';
 import type { JudgeQuery, JudgeSummary, LlmResults, OutputsCreate } from './schemas.js';
 import * as store from './store.js';
 

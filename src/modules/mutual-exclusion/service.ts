@@ -9,7 +9,7 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable } from '../../platform/errors.js';
 import type { GroupCreate, GroupUpdate, GroupView } from './schemas.js';
 import * as store from './store.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 
 export const GROUP_NOT_FOUND = 'Mutual exclusion group not found';
 export const NOT_A_MEMBER = 'This experiment is not in the group';
@@ -24,7 +24,8 @@ export const experimentNotJoinable = (status: ExperimentStatus) =>
 const JOINABLE: ExperimentStatus[] = ['draft', 'active', 'paused'];
 const ALLOCATION_TOLERANCE = 1e-9;
 /** Announced (with the group id) after every change, so assignment caches in every process drop their copies. */
-export const MUTUAL_EXCLUSION_CHANGED = 'mutual-exclusion.changed';
+import { MUTUAL_EXCLUSION_CHANGED } from './domain.js';
+export { MUTUAL_EXCLUSION_CHANGED };
 
 type ExperimentSummary = { id: string; key: string; name: string; status: ExperimentStatus };
 

@@ -3,12 +3,12 @@ import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { report, telemetry } from '../../platform/telemetry.js';
 import { checkTargetingContext, hasTargetingRules, isTypedFlag, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
-import { KEYS_CHANGED } from '../api-keys/service.js';
-import { membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/ruleset.js';
+import { KEYS_CHANGED } from '../api-keys/domain.js';
+import { membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/service.js';
 import type { FlagsService } from '../feature-flags/service.js';
 import { matchesIfNoneMatch, versionOf, type SdkService } from '../sdk/service.js';
 import type { SegmentsService } from '../segments/service.js';
-import { ACCOUNTS_CHANGED } from '../users/service.js';
+import { ACCOUNTS_CHANGED } from '../users/domain.js';
 import { needsTargetingKey, ofrepAnswer, type OfrepFailure, type OfrepFlagFacts } from './answers.js';
 import { createStreamTokens } from './stream-token.js';
 

@@ -1,7 +1,7 @@
 import type { ExperimentSettings } from '../../analysis/types.js';
 import { NotFound } from '../../platform/errors.js';
 import type { Experiment } from '../experiments/read-model.js';
-import { EXPERIMENT_NOT_FOUND } from '../experiments/service.js';
+import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
 
 /** What results need of the experiments module: its read model (one experiment; a page of the active ones, oldest first) and two commands. */
 export interface ResultsExperiments {

@@ -9,6 +9,7 @@ import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
 import type { Snapshot } from '../../analysis/types.js';
 import { atMost, eventNamesOf, familiesOf, needsValues, passPlans, rangesFor } from './rollup.js';
+import { armStats } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */
@@ -89,7 +90,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       // A metric never rolled up: its ordered pass (over ranges of users when statements run at once) and the
       // excluded users' history apart; their deltas add up.
       const fromStartNames = families.filter((f) => f.window === null).flatMap((f) => f.names);
-      const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? store.userRanges(await store.userSplits(tx, rangesFor(parallel))) : [{}];
+      const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
       const plans = await passPlans(tx, e, fromStartNames, null);
       const passes = (name: string) => {
@@ -97,8 +98,8 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
         const plan = plans.get(name)!;
         parts.set(name, into);
         return [
-          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await store.metricDeltasFromStart(t, e.id, name, null, { range, ...plan }))),
-          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await store.metricDeltasFromStart(t, e.id, name, null, { users: excluded, ...plan }))]),
+          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await armStats.metricDeltasFromStart(t, e.id, name, null, { range, ...plan }))),
+          ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await armStats.metricDeltasFromStart(t, e.id, name, null, { users: excluded, ...plan }))]),
         ];
       };
       // The longest single reads first (the assignments and their contexts, each one statement), then the metrics:

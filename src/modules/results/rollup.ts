@@ -6,6 +6,7 @@ import type { Db, Executor } from '../../db/client.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { metricKind } from '../../analysis/compare.js';
+import { armStats } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /**
@@ -53,7 +54,7 @@ export const needsValues = (e: Pick<AnalysedExperiment, 'metrics'>, eventName: s
 /** Each metric's plan for its passes from the start up to `upTo`: one probe per metric, whatever its ranges. */
 export async function passPlans(db: Executor, e: Pick<AnalysedExperiment, 'metrics'>, names: string[], upTo: Date | null): Promise<Map<string, store.PassPlan>> {
   const plans = new Map<string, store.PassPlan>();
-  for (const name of names) plans.set(name, { values: needsValues(e, name), untagged: await store.untaggedBefore(db, [name], upTo) });
+  for (const name of names) plans.set(name, { values: needsValues(e, name), untagged: await armStats.untaggedBefore(db, [name], upTo) });
   return plans;
 }
 
@@ -98,7 +99,7 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     // agree (all of them, unless a metric was added later), over one range of users per statement at a time.
     const windows = familiesOf(names, markOf).flatMap((f) => (f.window !== null && f.window < upTo ? [{ names: f.names, after: f.window }] : []));
     const fromStart = names.filter((name) => markOf(name) === null);
-    const rangesOf = async (parts: number, wanted: boolean) => (!wanted ? [] : parallel > 1 ? store.userRanges(await store.userSplits(db, parts)) : [{}]);
+    const rangesOf = async (parts: number, wanted: boolean) => (!wanted ? [] : parallel > 1 ? armStats.userRanges(await armStats.userSplits(db, parts)) : [{}]);
     const passRanges = await rangesOf(rangesFor(parallel), fromStart.length > 0);
     const windowRanges = await rangesOf(parallel, windows.length > 0);
     const plans = await passPlans(db, e, fromStart, upTo);
@@ -109,9 +110,9 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     });
     const windowTasks = await Promise.all(windows.map(async (w) => {
       // The users' totals before the window read the untagged stream only when it has events.
-      const untagged = await store.untaggedBefore(db, w.names, w.after);
+      const untagged = await armStats.untaggedBefore(db, w.names, w.after);
       return windowRanges.map((range) => computing(async (t) => {
-        const days = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged });
+        const days = await armStats.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged });
         for (const [name, list] of days) computed.get(name)!.push(list);
       }));
     }));
@@ -125,7 +126,7 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
       }),
       stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, e.variants.map((v) => v.id), w)),
       ...fromStart.flatMap((name) => passRanges.map((range) => computing(async (t) => {
-        computed.get(name)!.push(await store.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
+        computed.get(name)!.push(await armStats.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
       }))),
     ]);
     const families: Array<{ names: string[]; from: Date | null }> = [

@@ -17,6 +17,7 @@ import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound, NotImplemented, Unprocessable } from '../../platform/errors.js';
 import { EXPERIMENTS_CHANGED, type CorrectionMethod } from '../experiments/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
+import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
 import { createRollup, eventNamesOf } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
@@ -68,8 +69,6 @@ export interface ResultsQuery {
 }
 
 export type ResultsService = ReturnType<typeof createResultsService>;
-/** Per-cell statistics of two experiments, as `interactionCells` answers them (read model for interactions). */
-export type { CellStats } from './store.js';
 
 
 /**
@@ -134,7 +133,7 @@ export function createResultsService(deps: ResultsDeps) {
   const loadSegmentStats = (e: AnalysedExperiment, attribute: string, names: string[]) =>
     consistentRead(e, async (tx, _marks, excluded) => {
       const out = new Map<string, store.SegmentStats[]>();
-      for (const name of names) out.set(name, await store.segmentStats(tx, e.id, attribute, name, excluded));
+      for (const name of names) out.set(name, await armStats.segmentStats(tx, e.id, attribute, name, excluded));
       return out;
     });
 
@@ -190,7 +189,7 @@ export function createResultsService(deps: ResultsDeps) {
       const kind = metricKind(covariate.metric_type);
       const out = new Map<string, store.CupedSums[]>();
       for (const m of metrics) {
-        const sums = await store.cupedSums(
+        const sums = await armStats.cupedSums(
           tx, e.id, m.event_name, covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
         );
         out.set(m.id, sums);
@@ -309,7 +308,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
     async interactionCells(a: Pick<Experiment, 'id' | 'status' | 'variants'>, b: Pick<Experiment, 'id'>, eventName: string) {
-      return consistentRead(a, (tx, _marks, excluded) => store.interactionCells(tx, a.id, b.id, eventName, excluded));
+      return consistentRead(a, (tx, _marks, excluded) => armStats.interactionCells(tx, a.id, b.id, eventName, excluded));
     },
 
     /**

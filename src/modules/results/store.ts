@@ -1,28 +1,23 @@
-import { sql, type SQL } from 'drizzle-orm';
+/**
+ * The results' own storage: the rollup tables (result_*), their watermarks and the snapshots of a read. Every number
+ * comes from tracking's counting owner (`armStats`, tracking/read-model.ts); this store adds what it computes for a
+ * window to the rollup and, on a read, adds the rollup and what tracking counts since the watermark.
+ */
+import { sql } from 'drizzle-orm';
 import { CONTEXT_VALUES_LIMIT } from '../../analysis/domain.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import { resultAssignmentDays, resultContextOverLimit, resultContextValues, resultExcludedUsers, resultVariantDays, resultWatermarks } from '../../db/schema/results.js';
-import {
-  ALL_TIME,
-  assignmentContextValues,
-  assignmentDaysOfUsers,
-  assignmentSegments,
-  assignmentsPerVariantDay,
-  conflictingExposures,
-  countedEventsPerUserDay,
-  experimentAssignments,
-  preExposureTotals,
-  sharedAssignments,
-  type CreatedWindow,
-  type UserRange,
-} from '../tracking/counting.js';
+import { armStats, type CreatedWindow, type DeltaScope, type UserRange } from '../tracking/read-model.js';
 
-import type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats } from '../../analysis/types.js';
+import type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats } from '../../analysis/types.js';
 
 export type { CreatedWindow, UserRange };
-export type { AssignmentDay, ContextCount, CupedSums, GroupStats, SegmentStats };
-// The metric day deltas (rollup, reads from the start, ranges of users) live in metric-days.ts.
-export * from './metric-days.js';
+export type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats };
+/** The counting owner's metric reads, as the rollup and the reads use them (and test/results/rollup.test.ts). */
+export const { metricDeltasFromStart, metricWindowDeltas, untaggedBefore, userRanges, userSplits } = armStats;
+const { ALL_TIME } = armStats;
+/** How a metric's passes from the start read it, decided once for all its ranges. */
+export type PassPlan = Required<Pick<DeltaScope, 'values' | 'untagged'>>;
 export const ASSIGNMENTS_STREAM = 'assignments';
 /** Tracked events naming another variant than the user's assignment (result_excluded_users). */
 export const EXPOSURES_STREAM = 'exposures';
@@ -107,10 +102,15 @@ export async function clearMetricDays(tx: Executor, experimentId: string, eventN
   await tx.execute(sql`DELETE FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ${eventName}`);
 }
 
+/** Adds the assignments made in a window to result_assignment_days. */
 export async function rollUpAssignments(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
+  const days = await armStats.assignmentDays(tx, experimentId, variantIds, w);
+  if (days.length === 0) return;
   await tx.execute(sql`
     INSERT INTO ${resultAssignmentDays} (experiment_id, variant_id, day, users)
-    SELECT ${experimentId}, variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, w)}) s
+    SELECT ${experimentId}, d.variant_id, d.day, d.users
+    FROM unnest(${sql.param(days.map((d) => d.variantId))}::uuid[], ${sql.param(days.map((d) => d.day))}::date[], ${sql.param(days.map((d) => d.users))}::bigint[])
+      AS d(variant_id, day, users)
     ON CONFLICT (experiment_id, variant_id, day) DO UPDATE SET users = ${resultAssignmentDays}.users + excluded.users`);
 }
 
@@ -120,8 +120,14 @@ export async function rollUpAssignments(tx: Executor, experimentId: string, vari
  * an email says nothing about a dimension of traffic.
  */
 export async function rollUpContexts(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
+  const { counts, overLimit } = await armStats.contextCounts(tx, experimentId, variantIds, w, { limit: CONTEXT_VALUES_LIMIT });
+  if (counts.length === 0 && overLimit.length === 0) return;
   await tx.execute(sql`
-    WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, variantIds, w)}),
+    WITH fresh AS MATERIALIZED (
+      SELECT * FROM unnest(${sql.param(counts.map((c) => c.attribute))}::text[], ${sql.param(counts.map((c) => c.value))}::text[],
+                           ${sql.param(counts.map((c) => c.variantId))}::uuid[], ${sql.param(counts.map((c) => c.users))}::bigint[])
+        AS f(attribute, value, variant_id, users)
+    ),
     known AS (
       SELECT attribute, count(DISTINCT value) AS n FROM ${resultContextValues}
       WHERE experiment_id = ${experimentId} AND attribute IN (SELECT attribute FROM fresh) GROUP BY attribute
@@ -129,6 +135,7 @@ export async function rollUpContexts(tx: Executor, experimentId: string, variant
     over AS (
       SELECT f.attribute FROM fresh f LEFT JOIN known k USING (attribute)
       GROUP BY f.attribute, k.n HAVING coalesce(k.n, 0) + count(DISTINCT f.value) > ${CONTEXT_VALUES_LIMIT}
+      UNION SELECT unnest(${sql.param(overLimit)}::text[])
       UNION SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}
     ),
     marked AS (
@@ -144,9 +151,13 @@ export async function rollUpContexts(tx: Executor, experimentId: string, variant
 
 /** Records the users a window shows exposed to another variant than their assignment (the first sighting is kept). */
 export async function rollUpExposures(tx: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<void> {
+  const found = await armStats.conflictingExposures(tx, experimentId, variantIds, w);
+  if (found.length === 0) return;
   await tx.execute(sql`
     INSERT INTO ${resultExcludedUsers} (experiment_id, user_id, variant_id, first_seen)
-    SELECT ${experimentId}, user_id, variant_id, first_seen FROM (${conflictingExposures(experimentId, variantIds, w)}) c
+    SELECT ${experimentId}, x.user_id, x.variant_id, x.first_seen
+    FROM unnest(${sql.param(found.map((x) => x.userId))}::text[], ${sql.param(found.map((x) => x.variantId))}::uuid[],
+                ${sql.param(found.map((x) => x.firstSeen))}::timestamptz[]) AS x(user_id, variant_id, first_seen)
     ON CONFLICT (experiment_id, user_id) DO NOTHING`);
 }
 
@@ -154,12 +165,29 @@ export async function rollUpExposures(tx: Executor, experimentId: string, varian
 export async function excludedUsers(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<Array<{ userId: string; variantId: string }>> {
-  const rows = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
-    SELECT user_id, variant_id FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}
-    UNION
-    SELECT user_id, variant_id FROM (${conflictingExposures(experimentId, variantIds, { after: watermark, upTo: null })}) c`);
-  return rows.map((r) => ({ userId: r.user_id, variantId: r.variant_id }));
+  const stored = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
+    SELECT user_id, variant_id FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}`);
+  const out = new Map(stored.map((r) => [`${r.user_id}\u0000${r.variant_id}`, { userId: r.user_id, variantId: r.variant_id }]));
+  for (const x of await armStats.conflictingExposures(db, experimentId, variantIds, { after: watermark, upTo: null })) {
+    out.set(`${x.userId}\u0000${x.variantId}`, { userId: x.userId, variantId: x.variantId });
+  }
+  return [...out.values()];
 }
+
+/** Adds per-key counts in the order given (the rollup first, then the tail), keeping the first-seen order of keys. */
+function addUp<T extends { users: number }>(lists: T[][], key: (x: T) => string): T[] {
+  const out = new Map<string, T>();
+  for (const list of lists) {
+    for (const x of list) {
+      const into = out.get(key(x));
+      if (into) into.users += x.users;
+      else out.set(key(x), { ...x });
+    }
+  }
+  return [...out.values()];
+}
+
+const byDay = <T extends { day: string }>(list: T[]): T[] => list.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
 
 /**
  * Assignment days: the rollup up to the watermark plus the assignments made since, read directly. `excluded` users'
@@ -168,131 +196,95 @@ export async function excludedUsers(
 export async function assignmentDays(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, excluded: string[],
 ): Promise<{ analysed: AssignmentDay[]; excluded: AssignmentDay[] }> {
-  type Row = { variant_id: string; day: string; users: number };
-  const toDay = (r: Row): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) });
-  const all = await queryRows<Row>(db, sql`
-    SELECT variant_id, day::text AS day, sum(users)::bigint AS users FROM (
-      SELECT variant_id, day, users FROM ${resultAssignmentDays} WHERE experiment_id = ${experimentId}
-      UNION ALL
-      SELECT variant_id, day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, { after: watermark, upTo: null })}) tail
-    ) d GROUP BY variant_id, day ORDER BY day`);
-  if (excluded.length === 0) return { analysed: all.map(toDay), excluded: [] };
-  const out = await queryRows<Row>(db, sql`SELECT variant_id, day::text AS day, users FROM (${assignmentDaysOfUsers(experimentId, excluded)}) x ORDER BY day`);
-  const minus = new Map(out.map((r) => [`${r.variant_id}/${r.day}`, Number(r.users)]));
-  const analysed = all.map(toDay).map((d) => ({ ...d, users: d.users - (minus.get(`${d.variantId}/${d.day}`) ?? 0) }));
-  return { analysed, excluded: out.map(toDay) };
+  const stored = (await queryRows<{ variant_id: string; day: string; users: number }>(db, sql`
+    SELECT variant_id, day::text AS day, users FROM ${resultAssignmentDays} WHERE experiment_id = ${experimentId}`))
+    .map((r): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) }));
+  const tail = await armStats.assignmentDays(db, experimentId, variantIds, { after: watermark, upTo: null });
+  const all = byDay(addUp([stored, tail], (d) => `${d.variantId}/${d.day}`));
+  if (excluded.length === 0) return { analysed: all, excluded: [] };
+  const out = await armStats.assignmentDaysOfUsers(db, experimentId, excluded);
+  const minus = new Map(out.map((d) => [`${d.variantId}/${d.day}`, d.users]));
+  const analysed = all.map((d) => ({ ...d, users: d.users - (minus.get(`${d.variantId}/${d.day}`) ?? 0) }));
+  return { analysed, excluded: out };
 }
 
+/** Context counts: the rollup plus the assignments made since its watermark, less the attributes over the limit. */
 export async function contextCounts(
   db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
 ): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
-  const [counts, over] = [
-    await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
-      SELECT attribute, value, variant_id, sum(users)::bigint AS users FROM (
-        SELECT attribute, value, variant_id, users FROM ${resultContextValues} WHERE experiment_id = ${experimentId}
-        UNION ALL
-        SELECT attribute, value, variant_id, users FROM (${assignmentContextValues(experimentId, variantIds, { after: watermark, upTo: null })}) tail
-      ) c WHERE attribute NOT IN (SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId})
-      GROUP BY attribute, value, variant_id`),
-    await queryRows<{ attribute: string }>(db, sql`SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}`),
-  ];
-  return {
-    counts: counts.map((r) => ({ attribute: r.attribute, value: r.value, variantId: r.variant_id, users: Number(r.users) })),
-    overLimit: over.map((r) => r.attribute),
+  const stored = (await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
+    SELECT attribute, value, variant_id, users FROM ${resultContextValues} WHERE experiment_id = ${experimentId}`))
+    .map((r): ContextCount => ({ attribute: r.attribute, value: r.value, variantId: r.variant_id, users: Number(r.users) }));
+  const { counts: tail } = await armStats.contextCounts(db, experimentId, variantIds, { after: watermark, upTo: null });
+  const overLimit = (await queryRows<{ attribute: string }>(db, sql`
+    SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}`)).map((r) => r.attribute);
+  const over = new Set(overLimit);
+  const counts = addUp([stored, tail], (c) => JSON.stringify([c.attribute, c.value, c.variantId])).filter((c) => !over.has(c.attribute));
+  return { counts, overLimit };
+}
+
+/** Adds day deltas computed apart (by metricDeltasFromStart or metricWindowDeltas) to one metric's rollup. */
+export async function addMetricDays(tx: Executor, experimentId: string, eventName: string, days: MetricDay[]): Promise<void> {
+  if (days.length === 0) return;
+  const column = <K extends keyof MetricDay>(key: K) => sql.param(days.map((d) => d[key]));
+  await tx.execute(sql`
+    INSERT INTO ${resultVariantDays} (experiment_id, event_name, variant_id, day, converters, event_count, count_square_delta, value_sum, value_square_delta)
+    SELECT ${experimentId}, ${eventName}, d.variant_id, d.day, d.converters, d.event_count, d.count_squares, d.value_sum, d.value_squares
+    FROM unnest(${column('variantId')}::uuid[], ${column('day')}::date[], ${column('converters')}::bigint[], ${column('eventCount')}::bigint[],
+                ${column('countSquares')}::float8[], ${column('valueSum')}::float8[], ${column('valueSquares')}::float8[])
+      AS d(variant_id, day, converters, event_count, count_squares, value_sum, value_squares)
+    ON CONFLICT (experiment_id, event_name, variant_id, day) DO UPDATE SET
+      converters = ${resultVariantDays}.converters + excluded.converters,
+      event_count = ${resultVariantDays}.event_count + excluded.event_count,
+      count_square_delta = ${resultVariantDays}.count_square_delta + excluded.count_square_delta,
+      value_sum = ${resultVariantDays}.value_sum + excluded.value_sum,
+      value_square_delta = ${resultVariantDays}.value_square_delta + excluded.value_square_delta`);
+}
+
+/** Sums day deltas per (variant, day): `plus` lists added, `minus` lists subtracted; ordered by day. */
+export function sumMetricDays(plus: MetricDay[][], minus: MetricDay[][] = []): MetricDay[] {
+  const out = new Map<string, MetricDay>();
+  const add = (d: MetricDay, sign: 1 | -1) => {
+    const key = `${d.variantId}/${d.day}`;
+    const into = out.get(key) ?? { variantId: d.variantId, day: d.day, converters: 0, eventCount: 0, countSquares: 0, valueSum: 0, valueSquares: 0 };
+    into.converters += sign * d.converters;
+    into.eventCount += sign * d.eventCount;
+    into.countSquares += sign * d.countSquares;
+    into.valueSum += sign * d.valueSum;
+    into.valueSquares += sign * d.valueSquares;
+    out.set(key, into);
   };
+  for (const list of plus) for (const d of list) add(d, 1);
+  for (const list of minus) for (const d of list) add(d, -1);
+  return [...out.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
 }
 
-/** Current per-user totals of a metric, from the events (the analyses by user are cached). */
-function userTotalsSql(experimentId: string, eventName: string): SQL {
-  return sql`
-    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
-    FROM (${countedEventsPerUserDay(experimentId, [eventName], ALL_TIME)}) e GROUP BY user_id`;
-}
-
-/** Leaves the excluded users out of a relation with a user_id column. */
-const notExcluded = (column: SQL, excluded: string[]): SQL =>
-  excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
-
-const groupColumns = sql`
-  count(*)::bigint AS users, count(u.user_id)::bigint AS converters,
-  coalesce(sum(u.event_count), 0)::bigint AS event_count, coalesce(sum(u.event_count * u.event_count), 0)::float8 AS count_squares,
-  coalesce(sum(u.value_sum), 0)::float8 AS value_sum, coalesce(sum(u.value_sum * u.value_sum), 0)::float8 AS value_squares`;
-
-interface GroupRow {
-  users: number; converters: number; event_count: number; count_squares: number; value_sum: number; value_squares: number;
-}
-const toGroupStats = (r: GroupRow): GroupStats => ({
-  users: Number(r.users),
-  converters: Number(r.converters),
-  eventCount: Number(r.event_count),
-  countSquares: Number(r.count_squares),
-  valueSum: Number(r.value_sum),
-  valueSquares: Number(r.value_squares),
-});
-
-/** A metric's statistics per value of an assignment-context attribute and variant. */
-export async function segmentStats(
-  db: Executor, experimentId: string, attribute: string, eventName: string, excluded: string[],
-): Promise<SegmentStats[]> {
-  const rows = await queryRows<GroupRow & { segment: string | null; variant_id: string }>(db, sql`
-    SELECT s.segment, s.variant_id, ${groupColumns}
-    FROM (${assignmentSegments(experimentId, attribute)}) s
-    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) u USING (user_id)
-    WHERE ${notExcluded(sql`s.user_id`, excluded)}
-    GROUP BY s.segment, s.variant_id`);
-  return rows.map((r) => ({ segment: r.segment, variantId: r.variant_id, ...toGroupStats(r) }));
-}
-
-export interface CellStats extends GroupStats {
-  variantA: string;
-  variantB: string;
-}
-
-/** Experiment A's metric among users assigned to both experiments, per (variant of A, variant of B). */
-export async function interactionCells(
-  db: Executor, experimentA: string, experimentB: string, eventName: string, excluded: string[],
-): Promise<CellStats[]> {
-  const rows = await queryRows<GroupRow & { variant_a: string; variant_b: string }>(db, sql`
-    SELECT s.variant_a, s.variant_b, ${groupColumns}
-    FROM (${sharedAssignments(experimentA, experimentB)}) s
-    LEFT JOIN (${userTotalsSql(experimentA, eventName)}) u USING (user_id)
-    WHERE ${notExcluded(sql`s.user_id`, excluded)}
-    GROUP BY s.variant_a, s.variant_b`);
-  return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
-}
-
-export type CovariateKind = 'indicator' | 'count' | 'value';
-
-const COVARIATE: Record<CovariateKind, SQL> = {
-  indicator: sql`1.0`,
-  count: sql`event_count::float8`,
-  value: sql`value_sum`,
-};
-
-export async function cupedSums(
-  db: Executor, experimentId: string, eventName: string, covariateEvent: string, covariate: CovariateKind,
-  excluded: string[],
-): Promise<CupedSums[]> {
-  const rows = await queryRows<{
-    variant_id: string; users: number; with_history: number; converters: number; sum_x: number; sum_x2: number; sum_xy: number;
+/**
+ * Metric days of a family of metrics whose watermarks agree: the rollup up to the watermark plus the deltas of the
+ * events since, counted by tracking, minus the whole history of the excluded users (their deltas telescope: what
+ * every window added for them equals their deltas computed at once). Added in that order, per variant and day.
+ */
+export async function metricDays(
+  db: Executor, experimentId: string, eventNames: string[], watermark: Date | null, excluded: string[],
+): Promise<Map<string, MetricDay[]>> {
+  const stored = await queryRows<{
+    event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
   }>(db, sql`
-    SELECT a.variant_id, count(*)::bigint AS users, count(x.user_id)::bigint AS with_history, count(y.user_id)::bigint AS converters,
-           coalesce(sum(x.cov), 0)::float8 AS sum_x, coalesce(sum(x.cov * x.cov), 0)::float8 AS sum_x2,
-           coalesce(sum(x.cov) FILTER (WHERE y.user_id IS NOT NULL), 0)::float8 AS sum_xy
-    FROM (${experimentAssignments(experimentId)}) a
-    LEFT JOIN (SELECT user_id, ${COVARIATE[covariate]} AS cov FROM (${preExposureTotals(experimentId, covariateEvent)}) p) x USING (user_id)
-    LEFT JOIN (${userTotalsSql(experimentId, eventName)}) y USING (user_id)
-    WHERE ${notExcluded(sql`a.user_id`, excluded)}
-    GROUP BY a.variant_id`);
-  return rows.map((r) => ({
-    variantId: r.variant_id,
-    users: Number(r.users),
-    withHistory: Number(r.with_history),
-    converters: Number(r.converters),
-    sumX: Number(r.sum_x),
-    sumX2: Number(r.sum_x2),
-    sumXY: Number(r.sum_xy),
-  }));
+    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
+    FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])`);
+  const untagged = await untaggedBefore(db, eventNames, watermark);
+  const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, { untagged });
+  const minus = excluded.length === 0 ? null
+    : await armStats.metricDeltas(db, experimentId, eventNames, ALL_TIME, { users: excluded, ordered: watermark === null });
+  const out = new Map<string, MetricDay[]>();
+  for (const name of eventNames) {
+    const rolled = stored.filter((r) => r.event_name === name).map((r): MetricDay => ({
+      variantId: r.variant_id, day: r.day, converters: Number(r.converters), eventCount: Number(r.event_count),
+      countSquares: Number(r.count_square_delta), valueSum: Number(r.value_sum), valueSquares: Number(r.value_square_delta),
+    }));
+    out.set(name, sumMetricDays([rolled, tail.get(name)!], minus === null ? [] : [minus.get(name)!]));
+  }
+  return out;
 }
 
 /** The snapshot of a repeatable-read transaction, for other transactions to read the same data (PostgreSQL only). */

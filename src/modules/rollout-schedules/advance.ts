@@ -12,7 +12,7 @@ import { testGuardrails, windowsFor, type Evaluation } from './guardrails.js';
 import { ENTITY, load, pendingOf, stageById, toScheduleView, touch, type Loaded } from './loaded.js';
 import { ADVANCE_NEEDS_ACTIVE, GUARDRAIL_DEGRADED, NOT_NEXT_STAGE, SCHEDULE_CHANGED, STAGE_APPLIED, STAGE_NOT_FOUND } from './messages.js';
 import type { ScheduleView } from './schemas.js';
-import type { RolloutSchedulesDeps } from './service.js';
+import type { RolloutSchedulesDeps } from './deps.js';
 import * as store from './store.js';
 
 export function createStageAdvance(deps: RolloutSchedulesDeps) {

@@ -1,7 +1,7 @@
 import type { RolloutGuardrailDecisionRow, RolloutStageRow, StoredGuardrails } from '../../db/schema/rollout-schedules.js';
 import { Unprocessable } from '../../platform/errors.js';
 import { guardrailMsprt } from '../../stats/index.js';
-import type { GuardrailCounts, GuardrailWindows } from '../tracking/guardrail-read.js';
+import type { GuardrailCounts, GuardrailWindows } from '../tracking/read-model.js';
 import { DEFAULT_GUARDRAIL_CONFIDENCE, type DecisionView, type GuardrailMetricResult, type Guardrails } from './schemas.js';
 
 export const DUPLICATE_GUARDRAIL = 'Guardrail event names must be distinct';

@@ -7,8 +7,8 @@ import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
 import { FLAG_NOT_FOUND, type FlagsService } from '../feature-flags/service.js';
-import type { GuardrailCounts, GuardrailWindows } from '../tracking/guardrail-read.js';
 import { createStageAdvance } from './advance.js';
+import type { GuardrailNotice, RolloutSchedulesDeps } from './deps.js';
 import { storedGuardrails } from './guardrails.js';
 import { firstOutOfOrder, isOpen, TRANSITIONS, transitionRefused, type ScheduleAction } from './lifecycle.js';
 import { ENTITY, load, pendingOf, stageById, stageSnapshot, toScheduleView, touch as touchAt, type Loaded } from './loaded.js';
@@ -54,26 +54,7 @@ function assertStageTimes(stages: Array<{ at: Date | null; loc?: Loc }>, now: Da
   if (i >= 0) throw invalidTime((stages[i].loc ?? stages.find((s) => s.loc)?.loc)!, TIMES_OUT_OF_ORDER);
 }
 
-export interface RolloutSchedulesDeps {
-  db: Db;
-  audit: AuditLog;
-  clock: Clock;
-  flags: Pick<FlagsService, 'getFlag' | 'changeRollout'>;
-  /** Tracking's read model: guardrail event counts of the flag's exposed users and of the baseline. */
-  guardrailCounts(windows: GuardrailWindows): Promise<GuardrailCounts>;
-  /** Alerts subscribers of every guardrail decision (notifications); never throws. */
-  announce(notice: GuardrailNotice): void;
-}
-
-export interface GuardrailNotice {
-  schedule_id: string;
-  schedule_name: string;
-  flag_id: string;
-  flag_key: string;
-  decision: 'advance' | 'rollback';
-  rollout_percentage: number;
-  degraded_metrics: string[];
-}
+export type { GuardrailNotice, RolloutSchedulesDeps };
 
 export type RolloutSchedulesService = ReturnType<typeof createRolloutSchedulesService>;
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Bus } from '../../platform/bus.js';
 import { BUCKETING, SPLIT_BUCKETING } from '../../targeting/index.js';
-import type { RulesetSnapshot } from '../feature-flags/ruleset.js';
-import { FLAGS_CHANGED } from '../feature-flags/service.js';
+import type { RulesetSnapshot } from '../feature-flags/service.js';
+import { FLAGS_CHANGED } from '../feature-flags/domain.js';
 import { SEGMENTS_CHANGED } from '../segments/service.js';
 
 export interface SdkRulesetBody {

@@ -1,14 +1,23 @@
 import type { Db } from '../../db/client.js';
 import type { CreatedPeriod } from '../../db/paging.js';
-import { guardrailCounts, type GuardrailWindows } from './guardrail-read.js';
+import * as armStats from './arm-stats.js';
 import { ensureEventPartitions, summarizeEventRanges } from './partitions.js';
 import * as store from './store.js';
 
 export type { AssignmentOverlap } from './store.js';
-export type { VariantMetricStats } from './counting.js';
+export type {
+  CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GuardrailCounts, GuardrailWindows, UserRange,
+  VariantMetricStats,
+} from './arm-stats.js';
 
 /**
- * Tracking's stored assignments and events as other modules may use them: counts (bandit, interactions, export),
+ * The counting owner's statements (arm-stats.ts), for readers that run them in their own transaction (the results
+ * rollup and reads, in one repeatable-read snapshot): each takes the caller's executor first.
+ */
+export { armStats };
+
+/**
+ * Tracking's stored assignments and events as other modules may use them: counts (bandit, guarded rollouts, interactions, export),
  * samples (segment preview), users seen (holdout), and the detaching of a deleted flag's events. It needs only the
  * database, so it is built before every module that asks, and the loops those modules would otherwise close through
  * the tracking service (which needs them in turn) do not exist.
@@ -18,10 +27,10 @@ export type TrackingData = ReturnType<typeof createTrackingData>;
 export function createTrackingData(db: Db) {
   return {
     /** For guarded rollouts: guardrail event counts per user of the flag's exposed users and of the baseline. */
-    guardrailCounts: (windows: GuardrailWindows) => guardrailCounts(db, windows),
+    guardrailCounts: (windows: armStats.GuardrailWindows) => armStats.guardrailCounts(db, windows),
 
     /** For bandit: per-variant analysed users, converters and value sums of one metric event, by the counting rule. */
-    variantMetricStats: (experimentId: string, eventName: string) => store.variantMetricStats(db, experimentId, eventName),
+    variantMetricStats: (experimentId: string, eventName: string) => armStats.variantMetricStats(db, experimentId, eventName),
 
     /** For interactions: users shared by each pair of the experiments, and assigned users per experiment. */
     assignmentOverlaps: (experimentIds: string[]) => store.assignmentOverlaps(db, experimentIds),

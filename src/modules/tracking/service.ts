@@ -8,9 +8,9 @@ import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
 import { checkTargetingContext, collectSegmentIds, evaluateRuleSet, experimentSalt, isRuleSetShape, pickWeighted, type EvaluationEnv } from '../../targeting/index.js';
 import type { AssignableExperiment } from '../experiments/read-model.js';
 import { EXPERIMENTS_CHANGED } from '../experiments/service.js';
-import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/service.js';
-import { isInHoldout } from '../holdout/membership.js';
-import { mutexSlot } from '../mutual-exclusion/membership.js';
+import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/domain.js';
+import { isInHoldout } from '../holdout/domain.js';
+import { mutexSlot } from '../mutual-exclusion/domain.js';
 import type {
   AssignBody, AssignmentReason, AssignmentView, BatchAssignBody, BatchTrackBody, EventView, PeekQuery, PeekView, TrackBody, TrackByIdsBody,
 } from './schemas.js';
@@ -168,7 +168,7 @@ export function createTrackingService(deps: TrackingDeps) {
   async function resolveKeys(body: TrackBody): Promise<{ experiment?: AssignableExperiment; flagId?: string; problems: string[] }> {
     const problems: string[] = [];
     const experiment = body.experiment_key === undefined ? undefined : await experimentByKey(body.experiment_key);
-    if (body.experiment_key !== undefined && !experiment) problems.push(`No experiment has the experiment_key '${body.experiment_key}'.`);
+    if (body.experiment_key !== undefined && !experiment) problems.push(experimentKeyNotFound(body.experiment_key));
     const flagId = body.feature_flag_key === undefined ? undefined : await deps.flags.idByKey(body.feature_flag_key);
     if (body.feature_flag_key !== undefined && !flagId) problems.push(`No feature flag has the feature_flag_key '${body.feature_flag_key}'.`);
     return { experiment, flagId, problems };

@@ -2,7 +2,6 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { queryRows, type Executor } from '../../db/client.js';
 import { assignments, events } from '../../db/schema/tracking.js';
 import { inPeriod, type CreatedPeriod } from '../../db/paging.js';
-import { armMetricStats, type VariantMetricStats } from './counting.js';
 
 export interface EventRow {
   id: string;
@@ -70,22 +69,6 @@ export async function listUserAssignments(db: Executor, userId: string): Promise
 /** Events of a deleted flag are kept, detached from it. */
 export async function detachFlagEvents(db: Executor, flagId: string): Promise<void> {
   await db.execute(sql`UPDATE events SET feature_flag_id = NULL WHERE feature_flag_id = ${flagId}`);
-}
-
-/**
- * Per-variant sufficient statistics of one metric under the counting rule (counting.ts `armMetricStats`): analysed
- * users, converters and sums of per-user value totals, as the results count them.
- */
-export async function variantMetricStats(db: Executor, experimentId: string, eventName: string): Promise<VariantMetricStats[]> {
-  const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(
-    db, armMetricStats(experimentId, eventName));
-  return rows.map((r) => ({
-    variantId: r.variant_id,
-    users: Number(r.users),
-    converters: Number(r.converters),
-    valueSum: Number(r.value_sum),
-    valueSumSquares: Number(r.value_sumsq),
-  }));
 }
 
 /** The most recent stored assignment contexts (segment preview estimates membership on them). */

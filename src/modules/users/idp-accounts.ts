@@ -7,7 +7,8 @@ import { SYSTEM_ACTOR, type AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
-import { ACCOUNTS_CHANGED, toActor } from './service.js';
+import { ACCOUNTS_CHANGED } from './domain.js';
+import { toActor } from './service.js';
 import * as store from './store.js';
 
 /** Why the identity provider's user gets no account here (spec, Authentication 5); logged, answered as 401. */

@@ -29,7 +29,8 @@ export const ROLES_SYNCED_FROM_IDP =
 export const LOCK_WAIT_MS = 5_000;
 
 /** Channel on which account changes are announced, so API-key and session caches drop what they hold. */
-export const ACCOUNTS_CHANGED = 'accounts.changed';
+import { ACCOUNTS_CHANGED } from './domain.js';
+export { ACCOUNTS_CHANGED };
 
 export interface UsersDeps {
   db: Db;

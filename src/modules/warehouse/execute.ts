@@ -1,7 +1,7 @@
 /** Runs a queued preview or analysis against the warehouse (called by the run queue) and gives its outcome. */
 import type { WarehouseRunRow } from '../../db/schema/warehouse.js';
 import { type WarehouseAccess, type WarehouseContext } from './access.js';
-import { metricResult, sampleRatioCheck, type LabelAggregate } from './analysis.js';
+import { metricResult, sampleRatioCheck, type LabelAggregate } from './statistics.js';
 import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { DIALECTS } from './dialects/index.js';
 import { CREDENTIALS_REQUIRED_MESSAGE } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * The warehouse service: connections (connections.ts), sources (sources.ts), previews and analyses (analyses.ts) and
+ * The warehouse service: connections (connections.ts), sources (sources.ts), previews and analyses (analysis-requests.ts) and
  * their execution (execute.ts), over one context and its shared helpers (access.ts).
  */
 import type { WarehouseConfig } from '../../config.js';
@@ -8,8 +8,10 @@ import type { AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { createWarehouseAccess, type WarehouseContext } from './access.js';
-import { createAnalyses } from './analyses.js';
-import type { ExperimentSnapshot } from './analysis.js';
+import { createAnalyses } from './analysis-requests.js';
+import type { ExperimentFacts } from './statistics.js';
+
+export type { ExperimentFacts };
 import { createConnections } from './connections.js';
 import { DRIVERS } from './connectors/index.js';
 import type { Driver } from './connectors/types.js';
@@ -19,12 +21,6 @@ import { createOutboundGuard, type Resolver } from './outbound.js';
 import { createJobGate, createRunQueue } from './runs.js';
 import { createSources } from './sources.js';
 import type { WarehouseType } from './types.js';
-
-/** The experiment facts an analysis needs, read through the experiments read model. */
-export interface ExperimentFacts extends ExperimentSnapshot {
-  startDate: string | null;
-  endDate: string | null;
-}
 
 export interface WarehouseDeps {
   db: Db;

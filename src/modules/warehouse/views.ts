@@ -1,6 +1,6 @@
 /** What runs store of their definition and sources, and the response shapes of sources and runs (pure). */
 import type { WarehouseRunRow, WarehouseSourceRow } from '../../db/schema/warehouse.js';
-import type { ExperimentSnapshot } from './analysis.js';
+import type { ExperimentSnapshot } from './statistics.js';
 import type { MetricResult, PreviewCounts, RunView, SourceView } from './schemas.js';
 
 export interface RunDefinition {

@@ -9,7 +9,7 @@ import { Conflict, NotFound, Unprocessable, type ValidationIssue } from '../../p
 import { toValidationIssues } from '../../platform/validation.js';
 import { validatorCompiler } from '../../platform/validator.js';
 import { validateRuleSet } from '../../targeting/index.js';
-import { metricIssues, variantIssues } from '../experiments/rules.js';
+import { metricIssues, variantIssues } from '../experiments/service.js';
 import { ExperimentCreate, type ExperimentView } from '../experiments/schemas.js';
 import type { DraftCreate, DraftStep, DraftView, WizardData } from './schemas.js';
 import * as store from './store.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { metricResult, NOT_COMPUTED, sampleRatioCheck, type ExperimentSnapshot, type LabelAggregate } from './analysis.js';
+import { metricResult, NOT_COMPUTED, sampleRatioCheck, type ExperimentSnapshot, type LabelAggregate } from './statistics.js';
 import { createJobGate } from './runs.js';
 
 const experiment: ExperimentSnapshot = {

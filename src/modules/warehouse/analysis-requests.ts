@@ -11,7 +11,7 @@ import { conflict, EXPERIMENT_NOT_FOUND, RUN_NOT_FOUND, SOURCE_NOT_FOUND, wareho
 import type { Window } from './plan.js';
 import type { RunQueue } from './runs.js';
 import type { PreviewBody, RunCreate, RunView } from './schemas.js';
-import type { WarehouseDeps } from './service.js';
+import type { ExperimentFacts } from './statistics.js';
 import type { createSources } from './sources.js';
 import * as store from './store.js';
 import { snapshotOf, toRunView, type RunDefinition } from './views.js';
@@ -19,7 +19,7 @@ import { snapshotOf, toRunView, type RunDefinition } from './views.js';
 export interface AnalysesDeps {
   queue: RunQueue;
   sources: Pick<ReturnType<typeof createSources>, 'sourceOr404' | 'requireSourceRole'>;
-  experiment: WarehouseDeps['experiment'];
+  experiment(id: string): Promise<ExperimentFacts | undefined>;
 }
 
 export function createAnalyses(ctx: WarehouseContext, access: WarehouseAccess, deps: AnalysesDeps) {

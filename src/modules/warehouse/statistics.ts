@@ -127,3 +127,9 @@ export function sampleRatioCheck(unitsPerLabel: Record<string, number>, experime
     expected: Object.fromEntries(experiment.variants.map((v, i) => [v.id, result.expected[i]])),
   };
 }
+
+/** The experiment facts an analysis needs, read through the experiments read model. */
+export interface ExperimentFacts extends ExperimentSnapshot {
+  startDate: string | null;
+  endDate: string | null;
+}

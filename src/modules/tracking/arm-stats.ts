@@ -1,0 +1,372 @@
+/**
+ * The one owner of events -> per-arm sufficient statistics: every statement that turns assignments and events into
+ * per-variant numbers (assigned users per day, context counts, the users left out, metric day deltas, per-user
+ * totals grouped by segment, by cell of two experiments or with a covariate, the bandit's arms, guardrail counts)
+ * runs here, over the relations of `counting.ts` (the counting rule, docs/adr/0004-analysis-core.md), and returns
+ * the analysis package's types (`src/analysis/types.ts`). Other modules call it through tracking's read model
+ * (`armStats` in read-model.ts). One call shape: `(db, experimentId, what, window or users)`, `db` being the caller's
+ * executor, so that the results read all of it in one repeatable-read snapshot and the rollup in its own transactions.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats } from '../../analysis/types.js';
+import { queryRows, type Executor } from '../../db/client.js';
+import {
+  ALL_TIME,
+  armMetricStats,
+  assignmentContextValues,
+  assignmentDaysOfUsers as assignmentDaysOfUsersSql,
+  assignmentSegments,
+  assignmentsPerVariantDay,
+  conflictingExposures as conflictingExposuresSql,
+  countedEventsInUserOrder,
+  countedEventsPerUserDay,
+  countedTotalsOfUser,
+  experimentAssignments,
+  preExposureTotals,
+  sharedAssignments,
+  untaggedEventsExist,
+  type CreatedWindow,
+  type UserRange,
+  type VariantMetricStats,
+} from './counting.js';
+
+export { ALL_TIME, type CreatedWindow, type UserRange, type VariantMetricStats };
+export { guardrailCounts, type EventCountStats, type GuardrailCounts, type GuardrailWindows } from './guardrail-counts.js';
+
+// ---- Assignments: users per variant and day, context values, users with a conflicting exposure ----
+
+type AssignmentDayRow = { variant_id: string; day: string; users: number };
+const toAssignmentDay = (r: AssignmentDayRow): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) });
+
+/** Assignments made in a window, per variant and UTC day. */
+export async function assignmentDays(db: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<AssignmentDay[]> {
+  const rows = await queryRows<AssignmentDayRow>(db, sql`
+    SELECT variant_id, day::text AS day, users FROM (${assignmentsPerVariantDay(experimentId, variantIds, w)}) s`);
+  return rows.map(toAssignmentDay);
+}
+
+/** The given users' assignments, per variant and UTC day of assignment, ordered by day. */
+export async function assignmentDaysOfUsers(db: Executor, experimentId: string, users: string[]): Promise<AssignmentDay[]> {
+  const rows = await queryRows<AssignmentDayRow>(db, sql`
+    SELECT variant_id, day::text AS day, users FROM (${assignmentDaysOfUsersSql(experimentId, users)}) x ORDER BY day`);
+  return rows.map(toAssignmentDay);
+}
+
+/**
+ * Users per scalar value of each top-level attribute of the contexts of assignments made in a window, per variant.
+ * With `limit`, an attribute with more distinct values than that in the window is named in `overLimit` and its
+ * values are not returned (an id or an email says nothing about a dimension of traffic, and would be many rows).
+ */
+export async function contextCounts(
+  db: Executor, experimentId: string, variantIds: string[], w: CreatedWindow, { limit }: { limit?: number } = {},
+): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
+  type Row = { attribute: string; value: string | null; variant_id: string | null; users: number | null; over: boolean };
+  const rows = await queryRows<Row>(db, limit === undefined ? sql`
+    SELECT attribute, value, variant_id, users, false AS over FROM (${assignmentContextValues(experimentId, variantIds, w)}) c` : sql`
+    WITH fresh AS MATERIALIZED (${assignmentContextValues(experimentId, variantIds, w)}),
+    over AS (SELECT attribute FROM fresh GROUP BY attribute HAVING count(DISTINCT value) > ${limit})
+    SELECT attribute, value, variant_id, users, false AS over FROM fresh WHERE attribute NOT IN (SELECT attribute FROM over)
+    UNION ALL
+    SELECT attribute, NULL, NULL, NULL, true FROM over`);
+  return {
+    counts: rows.filter((r) => !r.over).map((r) => ({ attribute: r.attribute, value: r.value!, variantId: r.variant_id!, users: Number(r.users) })),
+    overLimit: rows.filter((r) => r.over).map((r) => r.attribute),
+  };
+}
+
+/** A user exposed to another variant than the assigned one (`variantId`), first seen then (timestamptz text). */
+export interface ConflictingExposure {
+  userId: string;
+  variantId: string;
+  firstSeen: string;
+}
+
+/** Users whose conflicting exposure (counting.ts `conflictingExposures`) belongs to a window. */
+export async function conflictingExposures(db: Executor, experimentId: string, variantIds: string[], w: CreatedWindow): Promise<ConflictingExposure[]> {
+  const rows = await queryRows<{ user_id: string; variant_id: string; first_seen: string }>(db, sql`
+    SELECT user_id, variant_id, first_seen::text AS first_seen FROM (${conflictingExposuresSql(experimentId, variantIds, w)}) c`);
+  return rows.map((r) => ({ userId: r.user_id, variantId: r.variant_id, firstSeen: r.first_seen }));
+}
+
+// ---- Metric day deltas ----
+
+/**
+ * The day deltas' columns, from per-event rows with the user's running totals up to and with the event (n, the
+ * event's rank; s, the value so far) and its value v: a user converts at rank 1; the square of the user's count grows
+ * by 2n - 1, and that of the value by v (2s - v) ((s - v + v)^2 - (s - v)^2), exact for counts. Without `values`
+ * the value columns are 0 and the running value is not computed (a large part of the pass's work).
+ */
+const deltaColumns = (values: boolean) => sql`
+  count(*) FILTER (WHERE n = 1)::bigint AS converters,
+  count(*)::bigint AS event_count,
+  (2 * sum(n) - count(*))::float8 AS count_square_delta,
+  ${values ? sql`sum(v)::float8 AS value_sum, sum(v * (2 * s - v))::float8 AS value_square_delta` : sql`0::float8 AS value_sum, 0::float8 AS value_square_delta`}`;
+
+/** Which events and users a metric read covers, and how (see `metricDeltas`). */
+export interface DeltaScope {
+  /** Only these users. */
+  users?: string[];
+  /** Only user ids in this range (passes over disjoint ranges can run at once; their deltas add up). */
+  range?: UserRange;
+  /** false: no untagged counted event exists before the window's end (`untaggedBefore`): one stream is read. */
+  untagged?: boolean;
+  /** false: the value columns stay 0 (only conversion and count metrics read the event). */
+  values?: boolean;
+}
+
+/**
+ * The day deltas of a family of metrics' events in a window, as (event_name, variant_id, day, converters, event_count,
+ * count_square_delta, value_sum, value_square_delta). Each event adds to its user's totals, so with the totals before
+ * it (count_before, sum_before) it decides whether the user converts for the first time and how much the squares of
+ * the user's totals grow ((s + v)^2 - s^2 = v (2s + v), exact for counts); a day's delta is the sum over its events.
+ * Nothing is kept per user.
+ *
+ * A window from the start (the first computation, and the excluded users' history) is one ordered pass per metric:
+ * the events come in user order from the index, so the running totals are a window over each user's events with
+ * no sort (run it through `mergeOrdered`). A later window reads only its own events (by time) and, by user index,
+ * the totals its users had before it.
+ */
+function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { users, range, untagged, values = true }: DeltaScope = {}): SQL {
+  if (w.after === null) {
+    // The event name is a constant of each pass: kept out of the window and the grouping, which run per event.
+    return sql.join(eventNames.map((name) => sql`
+      SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)} FROM (
+        SELECT variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, row_number() OVER u AS n
+               ${values ? sql`, coalesce(value, 0) AS v, coalesce(sum(value) OVER u, 0) AS s` : sql``}
+        FROM (${countedEventsInUserOrder(experimentId, name, w.upTo, { users, range, untagged })}) c
+        WINDOW u AS (PARTITION BY user_id ORDER BY created_at ROWS UNBOUNDED PRECEDING)
+      ) s GROUP BY variant_id, day`), sql` UNION ALL `);
+  }
+  // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
+  return sql`
+    WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, { users, range })}),
+    steps AS (
+      SELECT event_name, variant_id, day, event_count, value_sum,
+             prior_count + sum(event_count) OVER u - event_count AS count_before,
+             prior_sum + sum(value_sum) OVER u - value_sum AS sum_before
+      FROM (
+        SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
+               b.event_count AS prior_count, b.value_sum AS prior_sum
+        FROM new_events ne
+        CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after, untagged)}) b
+      ) s
+      WINDOW u AS (PARTITION BY user_id, event_name ORDER BY day)
+    )
+    SELECT event_name, variant_id, day,
+           count(*) FILTER (WHERE count_before = 0)::bigint AS converters,
+           sum(event_count)::bigint AS event_count,
+           sum(event_count * (2 * count_before + event_count))::float8 AS count_square_delta,
+           sum(value_sum)::float8 AS value_sum,
+           sum(value_sum * (2 * sum_before + value_sum))::float8 AS value_square_delta
+    FROM steps GROUP BY event_name, variant_id, day`;
+}
+
+/**
+ * Planner settings for a statement over `deltas` from the start, for just that statement. The merge join of the
+ * ordered streams is what makes it fast: costed on estimates, the planner prefers hashing a million text keys, or
+ * probing the assignments once per event (hash joins and nested loops off). Parallel workers would each read the
+ * whole ordered stream again beside their share of the assignments (none).
+ */
+const ORDERED_PLAN: Array<[string, string]> = [['enable_hashjoin', 'off'], ['enable_nestloop', 'off'], ['max_parallel_workers_per_gather', '0']];
+
+async function mergeOrdered<T>(tx: Executor, ordered: boolean, run: () => Promise<T>): Promise<T> {
+  if (!ordered) return run();
+  const [{ before }] = await queryRows<{ before: string[] }>(tx, sql`
+    SELECT array[${sql.join(ORDERED_PLAN.map(([name]) => sql`current_setting(${name})`), sql`, `)}] AS before,
+           ${sql.join(ORDERED_PLAN.map(([name, value]) => sql`set_config(${name}, ${value}, true)`), sql`, `)}`);
+  const out = await run();
+  await tx.execute(sql`SELECT ${sql.join(ORDERED_PLAN.map(([name], i) => sql`set_config(${name}, ${before[i]}, true)`), sql`, `)}`);
+  return out;
+}
+
+/** Whether untagged counted events of the metrics exist up to `upTo`: when none, reads of them take one stream. */
+export async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
+  const [{ found }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventNames, upTo));
+  return found;
+}
+
+type MetricDayRow = {
+  event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
+};
+const toMetricDay = (r: MetricDayRow): MetricDay => ({
+  variantId: r.variant_id,
+  day: r.day,
+  converters: Number(r.converters),
+  eventCount: Number(r.event_count),
+  countSquares: Number(r.count_square_delta),
+  valueSum: Number(r.value_sum),
+  valueSquares: Number(r.value_square_delta),
+});
+
+/** Day delta rows of several metrics, per event name (every name present, with no rows when it has none). */
+function byEventName(eventNames: string[], rows: MetricDayRow[]): Map<string, MetricDay[]> {
+  const out = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
+  for (const r of rows) out.get(r.event_name)?.push(toMetricDay(r));
+  return out;
+}
+
+/**
+ * A family of metrics' day deltas in a window, per event name, in one statement: from the start one ordered pass
+ * per metric, run with the ordered plan unless `ordered` says otherwise (a small list of users reads as well
+ * without it); a later window by time. The deltas of disjoint windows, ranges or users add up.
+ */
+export async function metricDeltas(
+  db: Executor, experimentId: string, eventNames: string[], w: CreatedWindow, scope: DeltaScope & { ordered?: boolean } = {},
+): Promise<Map<string, MetricDay[]>> {
+  const rows = await mergeOrdered(db, scope.ordered ?? w.after === null, () => queryRows<MetricDayRow>(db, sql`
+    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
+    FROM (${deltas(experimentId, eventNames, w, scope)}) d`));
+  return byEventName(eventNames, rows);
+}
+
+/**
+ * One metric's day deltas from the start up to `upTo` (null: everything), for one range of users or for the given
+ * users only: one ordered pass (several over disjoint ranges can run at once, and their deltas add up).
+ */
+export async function metricDeltasFromStart(
+  db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope,
+): Promise<MetricDay[]> {
+  return (await metricDeltas(db, experimentId, [eventName], { after: null, upTo }, scope)).get(eventName)!;
+}
+
+/**
+ * A family of metrics' day deltas (metrics whose watermarks agree) in a window after their watermark, per event name,
+ * for one range of users: one statement whatever the number of metrics or days.
+ */
+export async function metricWindowDeltas(
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; untagged: boolean },
+): Promise<Map<string, MetricDay[]>> {
+  return metricDeltas(db, experimentId, eventNames, w, scope);
+}
+
+/**
+ * Split points of user ids in the column's order, from PostgreSQL's statistics of assignments.user_id: `parts - 1`
+ * ids that cut the users into about equal ranges, for ordered passes that run at once (empty without statistics).
+ */
+export async function userSplits(db: Executor, parts: number): Promise<string[]> {
+  const [row] = await queryRows<{ bounds: string[] | null }>(db, sql`
+    SELECT histogram_bounds::text::text[] AS bounds FROM pg_stats
+    WHERE schemaname = current_schema() AND tablename = 'assignments' AND attname = 'user_id'`);
+  const bounds = row?.bounds ?? [];
+  if (bounds.length < parts) return [];
+  return Array.from({ length: parts - 1 }, (_, i) => bounds[Math.round(((i + 1) * (bounds.length - 1)) / parts)]);
+}
+
+/** Consecutive ranges of user ids cut at the split points, covering every id. */
+export function userRanges(splits: string[]): UserRange[] {
+  return [...splits, undefined].map((to, i) => ({ from: i === 0 ? undefined : splits[i - 1], to }));
+}
+
+// ---- Per-user totals grouped: by segment, by cell of two experiments, with a covariate; the bandit's arms ----
+
+/** Current per-user totals of a metric, from the events (the analyses by user are cached). */
+function userTotals(experimentId: string, eventName: string): SQL {
+  return sql`
+    SELECT user_id, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
+    FROM (${countedEventsPerUserDay(experimentId, [eventName], ALL_TIME)}) e GROUP BY user_id`;
+}
+
+/** Leaves the excluded users out of a relation with a user_id column. */
+const notExcluded = (column: SQL, excluded: string[]): SQL =>
+  excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
+
+const groupColumns = sql`
+  count(*)::bigint AS users, count(u.user_id)::bigint AS converters,
+  coalesce(sum(u.event_count), 0)::bigint AS event_count, coalesce(sum(u.event_count * u.event_count), 0)::float8 AS count_squares,
+  coalesce(sum(u.value_sum), 0)::float8 AS value_sum, coalesce(sum(u.value_sum * u.value_sum), 0)::float8 AS value_squares`;
+
+interface GroupRow {
+  users: number; converters: number; event_count: number; count_squares: number; value_sum: number; value_squares: number;
+}
+const toGroupStats = (r: GroupRow): GroupStats => ({
+  users: Number(r.users),
+  converters: Number(r.converters),
+  eventCount: Number(r.event_count),
+  countSquares: Number(r.count_squares),
+  valueSum: Number(r.value_sum),
+  valueSquares: Number(r.value_squares),
+});
+
+/** A metric's statistics per value of an assignment-context attribute and variant, the `excluded` users left out. */
+export async function segmentStats(
+  db: Executor, experimentId: string, attribute: string, eventName: string, excluded: string[],
+): Promise<SegmentStats[]> {
+  const rows = await queryRows<GroupRow & { segment: string | null; variant_id: string }>(db, sql`
+    SELECT s.segment, s.variant_id, ${groupColumns}
+    FROM (${assignmentSegments(experimentId, attribute)}) s
+    LEFT JOIN (${userTotals(experimentId, eventName)}) u USING (user_id)
+    WHERE ${notExcluded(sql`s.user_id`, excluded)}
+    GROUP BY s.segment, s.variant_id`);
+  return rows.map((r) => ({ segment: r.segment, variantId: r.variant_id, ...toGroupStats(r) }));
+}
+
+/** A metric's statistics among users assigned to two experiments, per (variant of A, variant of B). */
+export interface CellStats extends GroupStats {
+  variantA: string;
+  variantB: string;
+}
+
+/** Experiment A's metric among users assigned to both experiments, per (variant of A, variant of B). */
+export async function interactionCells(
+  db: Executor, experimentA: string, experimentB: string, eventName: string, excluded: string[],
+): Promise<CellStats[]> {
+  const rows = await queryRows<GroupRow & { variant_a: string; variant_b: string }>(db, sql`
+    SELECT s.variant_a, s.variant_b, ${groupColumns}
+    FROM (${sharedAssignments(experimentA, experimentB)}) s
+    LEFT JOIN (${userTotals(experimentA, eventName)}) u USING (user_id)
+    WHERE ${notExcluded(sql`s.user_id`, excluded)}
+    GROUP BY s.variant_a, s.variant_b`);
+  return rows.map((r) => ({ variantA: r.variant_a, variantB: r.variant_b, ...toGroupStats(r) }));
+}
+
+/** How a CUPED covariate counts a user's pre-exposure events: 1 when any, their count, or their value sum. */
+export type CovariateKind = 'indicator' | 'count' | 'value';
+
+const COVARIATE: Record<CovariateKind, SQL> = {
+  indicator: sql`1.0`,
+  count: sql`event_count::float8`,
+  value: sql`value_sum`,
+};
+
+/** Per variant, the CUPED sums of a conversion metric with a covariate from the pre-exposure events. */
+export async function cupedSums(
+  db: Executor, experimentId: string, eventName: string, covariateEvent: string, covariate: CovariateKind,
+  excluded: string[],
+): Promise<CupedSums[]> {
+  const rows = await queryRows<{
+    variant_id: string; users: number; with_history: number; converters: number; sum_x: number; sum_x2: number; sum_xy: number;
+  }>(db, sql`
+    SELECT a.variant_id, count(*)::bigint AS users, count(x.user_id)::bigint AS with_history, count(y.user_id)::bigint AS converters,
+           coalesce(sum(x.cov), 0)::float8 AS sum_x, coalesce(sum(x.cov * x.cov), 0)::float8 AS sum_x2,
+           coalesce(sum(x.cov) FILTER (WHERE y.user_id IS NOT NULL), 0)::float8 AS sum_xy
+    FROM (${experimentAssignments(experimentId)}) a
+    LEFT JOIN (SELECT user_id, ${COVARIATE[covariate]} AS cov FROM (${preExposureTotals(experimentId, covariateEvent)}) p) x USING (user_id)
+    LEFT JOIN (${userTotals(experimentId, eventName)}) y USING (user_id)
+    WHERE ${notExcluded(sql`a.user_id`, excluded)}
+    GROUP BY a.variant_id`);
+  return rows.map((r) => ({
+    variantId: r.variant_id,
+    users: Number(r.users),
+    withHistory: Number(r.with_history),
+    converters: Number(r.converters),
+    sumX: Number(r.sum_x),
+    sumX2: Number(r.sum_x2),
+    sumXY: Number(r.sum_xy),
+  }));
+}
+
+/**
+ * One metric's per-variant analysed users, converters and sums of per-user value totals over all time, in one
+ * statement without the results rollup (the bandit's arms): the results' sample sizes and conversions of that metric.
+ */
+export async function variantMetricStats(db: Executor, experimentId: string, eventName: string): Promise<VariantMetricStats[]> {
+  const rows = await queryRows<{ variant_id: string; users: number; converters: number; value_sum: number; value_sumsq: number }>(
+    db, armMetricStats(experimentId, eventName));
+  return rows.map((r) => ({
+    variantId: r.variant_id,
+    users: Number(r.users),
+    converters: Number(r.converters),
+    valueSum: Number(r.value_sum),
+    valueSumSquares: Number(r.value_sumsq),
+  }));
+}
