@@ -37,15 +37,20 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
    */
   let forking = false;
   async function consistentRead<T>(
-    e: { id: string; status: string; variants: ReadonlyArray<{ id: string }> },
-    read: (tx: Executor, marks: store.Watermarks, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>) => Promise<T>,
+    e: { id: string; status: string; variants: ReadonlyArray<{ id: string }>; metrics?: Array<{ event_name: string }> },
+    read: (
+      tx: Executor, marks: store.Watermarks, excluded: string[], fork: (reads: Array<(tx: Executor) => Promise<void>>) => Promise<void>,
+      rollup: store.StoredRollup,
+    ) => Promise<T>,
   ): Promise<T> {
     const options = { isolationLevel: 'repeatable read', accessMode: 'read only' } as const;
     try {
       return await db.transaction(async (tx) => {
         await store.tuneForResults(tx, readTimeoutMs);
-        const marks = await store.readWatermarks(tx, e.id);
-        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, e.variants.map((v) => v.id), store.rolledUpTo(marks, store.EXPOSURES_STREAM));
+        // The rollup's part of every stream in one statement; what tracking counts since each watermark is added to it.
+        const rollup = await store.readRollup(tx, e.id, e.metrics ? eventNamesOf({ metrics: e.metrics }) : []);
+        const marks = rollup.marks;
+        const excluded = e.status === 'draft' ? [] : await store.excludedUsers(tx, e.id, e.variants.map((v) => v.id), store.rolledUpTo(marks, store.EXPOSURES_STREAM), rollup.excluded);
         // One forked read at a time per process: a read holds its own connection while its forks wait for theirs.
         const fork = async (reads: Array<(tx: Executor) => Promise<void>>) => {
           if (parallel < 2 || forking || reads.length < 2) {
@@ -64,7 +69,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
             forking = false;
           }
         };
-        return read(tx, marks, excluded.map((x) => x.userId), fork);
+        return read(tx, marks, excluded.map((x) => x.userId), fork, rollup);
       }, options);
     } catch (error) {
       if (sqlState(error) !== QUERY_CANCELED) throw error;
@@ -78,14 +83,14 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
    * rollup yet (a first computation), the assignments and each metric are read at once.
    */
   const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
-    consistentRead(e, async (tx, marks, excluded, fork) => {
+    consistentRead(e, async (tx, marks, excluded, fork, rollup) => {
       const assigned = store.rolledUpTo(marks, store.ASSIGNMENTS_STREAM);
       const metrics: Snapshot['metrics'] = {};
       let days: Awaited<ReturnType<typeof store.assignmentDays>> = { analysed: [], excluded: [] };
       let contexts: Snapshot['contexts'];
       const families = familiesOf(eventNamesOf(e), (name) => store.metricWatermark(marks, name, needsValues(e, name)));
       const readMetrics = (names: string[], window: Date) => async (t: Executor) => {
-        for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded)) metrics[name] = rows;
+        for (const [name, rows] of await store.metricDays(t, e.id, names, window, excluded, rollup.metrics)) metrics[name] = rows;
       };
       // A metric never rolled up: its ordered pass (over ranges of users when statements run at once) and the
       // excluded users' history apart; their deltas add up.
@@ -106,10 +111,10 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       // their passes are cut into ranges short enough to keep every connection busy to the end.
       const reads = [
         async (t: Executor) => {
-          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), assigned, excluded);
+          days = await store.assignmentDays(t, e.id, e.variants.map((v) => v.id), assigned, excluded, rollup.assignments);
         },
         async (t: Executor) => {
-          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), assigned);
+          contexts = await store.contextCounts(t, e.id, e.variants.map((v) => v.id), assigned, rollup.contexts);
         },
         ...families.flatMap((f) => (f.window === null ? [] : [readMetrics(f.names, f.window)])),
         ...fromStartNames.flatMap(passes),

@@ -87,6 +87,58 @@ export async function readWatermarks(db: Executor, experimentId: string): Promis
     SELECT stream, rolled_up_to, with_values FROM ${resultWatermarks} WHERE experiment_id = ${experimentId}`));
 }
 
+/** What the rollup holds for one read: the part of each stream up to its watermark (see `readRollup`). */
+export interface StoredRollup {
+  marks: Watermarks;
+  excluded: Array<{ userId: string; variantId: string }>;
+  assignments: AssignmentDay[];
+  contexts: { counts: ContextCount[]; overLimit: string[] };
+  /** Per event name asked for (every name present). */
+  metrics: Map<string, MetricDay[]>;
+}
+
+/**
+ * Everything the rollup holds for a read of the experiment, in one statement (a read then adds what tracking counts
+ * since each watermark): watermarks, excluded users, assignment days, context values and the attributes over the
+ * limit, and the metric days of the given event names. JSON carries the numbers exactly (float8 is written in its
+ * shortest exact form, as the driver's text).
+ */
+export async function readRollup(db: Executor, experimentId: string, eventNames: string[]): Promise<StoredRollup> {
+  type Json<T> = T[];
+  const [row] = await queryRows<{
+    marks: Json<{ stream: string; at: string | null; values: boolean }>;
+    excluded: Json<{ u: string; v: string }>;
+    assignments: Json<{ v: string; d: string; n: number }>;
+    contexts: Json<{ a: string; x: string; v: string; n: number }>;
+    over: Json<string>;
+    metrics: Json<{ e: string; v: string; d: string; c: number; n: number; q: number; s: number; w: number }>;
+  }>(db, sql`
+    SELECT
+      (SELECT coalesce(json_agg(json_build_object('stream', stream, 'at', rolled_up_to, 'values', with_values)), '[]')
+       FROM ${resultWatermarks} WHERE experiment_id = ${experimentId}) AS marks,
+      (SELECT coalesce(json_agg(json_build_object('u', user_id, 'v', variant_id)), '[]')
+       FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}) AS excluded,
+      (SELECT coalesce(json_agg(json_build_object('v', variant_id, 'd', day::text, 'n', users)), '[]')
+       FROM ${resultAssignmentDays} WHERE experiment_id = ${experimentId}) AS assignments,
+      (SELECT coalesce(json_agg(json_build_object('a', attribute, 'x', value, 'v', variant_id, 'n', users)), '[]')
+       FROM ${resultContextValues} WHERE experiment_id = ${experimentId}) AS contexts,
+      (SELECT coalesce(json_agg(attribute), '[]') FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}) AS over,
+      (SELECT coalesce(json_agg(json_build_object('e', event_name, 'v', variant_id, 'd', day::text, 'c', converters, 'n', event_count,
+                                                  'q', count_square_delta, 's', value_sum, 'w', value_square_delta)), '[]')
+       FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])) AS metrics`);
+  const metrics = new Map<string, MetricDay[]>(eventNames.map((n) => [n, []]));
+  for (const m of row.metrics) {
+    metrics.get(m.e)?.push({ variantId: m.v, day: m.d, converters: Number(m.c), eventCount: Number(m.n), countSquares: Number(m.q), valueSum: Number(m.s), valueSquares: Number(m.w) });
+  }
+  return {
+    marks: new Map(row.marks.map((m) => [m.stream, { at: m.at === null ? null : new Date(m.at), withValues: m.values }])),
+    excluded: row.excluded.map((x) => ({ userId: x.u, variantId: x.v })),
+    assignments: row.assignments.map((a) => ({ variantId: a.v, day: a.d, users: Number(a.n) })),
+    contexts: { counts: row.contexts.map((c) => ({ attribute: c.a, value: c.x, variantId: c.v, users: Number(c.n) })), overLimit: row.over },
+    metrics,
+  };
+}
+
 /**
  * Moves streams' watermarks (rows locked by lockWatermarks). `withValues`, given by a metric's first computation,
  * records whether the rollup holds the value columns; a later window keeps what the stream has.
@@ -163,11 +215,11 @@ export async function rollUpExposures(tx: Executor, experimentId: string, varian
 
 /** Users excluded from the analysis: those recorded by the rollup plus those the events since its watermark show. */
 export async function excludedUsers(
-  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, rolledUp?: StoredRollup['excluded'],
 ): Promise<Array<{ userId: string; variantId: string }>> {
-  const stored = await queryRows<{ user_id: string; variant_id: string }>(db, sql`
-    SELECT user_id, variant_id FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}`);
-  const out = new Map(stored.map((r) => [`${r.user_id}\u0000${r.variant_id}`, { userId: r.user_id, variantId: r.variant_id }]));
+  const stored = rolledUp ?? (await queryRows<{ user_id: string; variant_id: string }>(db, sql`
+    SELECT user_id, variant_id FROM ${resultExcludedUsers} WHERE experiment_id = ${experimentId}`)).map((r) => ({ userId: r.user_id, variantId: r.variant_id }));
+  const out = new Map(stored.map((r) => [`${r.userId}\u0000${r.variantId}`, r]));
   for (const x of await armStats.conflictingExposures(db, experimentId, variantIds, { after: watermark, upTo: null })) {
     out.set(`${x.userId}\u0000${x.variantId}`, { userId: x.userId, variantId: x.variantId });
   }
@@ -194,9 +246,9 @@ const byDay = <T extends { day: string }>(list: T[]): T[] => list.sort((a, b) =>
  * assignments are reported apart (they stay in the sample-ratio check, not in the analysis).
  */
 export async function assignmentDays(
-  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, excluded: string[],
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, excluded: string[], rolledUp?: AssignmentDay[],
 ): Promise<{ analysed: AssignmentDay[]; excluded: AssignmentDay[] }> {
-  const stored = (await queryRows<{ variant_id: string; day: string; users: number }>(db, sql`
+  const stored = rolledUp ?? (await queryRows<{ variant_id: string; day: string; users: number }>(db, sql`
     SELECT variant_id, day::text AS day, users FROM ${resultAssignmentDays} WHERE experiment_id = ${experimentId}`))
     .map((r): AssignmentDay => ({ variantId: r.variant_id, day: r.day, users: Number(r.users) }));
   const tail = await armStats.assignmentDays(db, experimentId, variantIds, { after: watermark, upTo: null });
@@ -210,13 +262,13 @@ export async function assignmentDays(
 
 /** Context counts: the rollup plus the assignments made since its watermark, less the attributes over the limit. */
 export async function contextCounts(
-  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null,
+  db: Executor, experimentId: string, variantIds: string[], watermark: Date | null, rolledUp?: StoredRollup['contexts'],
 ): Promise<{ counts: ContextCount[]; overLimit: string[] }> {
-  const stored = (await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
+  const stored = rolledUp?.counts ?? (await queryRows<{ attribute: string; value: string; variant_id: string; users: number }>(db, sql`
     SELECT attribute, value, variant_id, users FROM ${resultContextValues} WHERE experiment_id = ${experimentId}`))
     .map((r): ContextCount => ({ attribute: r.attribute, value: r.value, variantId: r.variant_id, users: Number(r.users) }));
   const { counts: tail } = await armStats.contextCounts(db, experimentId, variantIds, { after: watermark, upTo: null });
-  const overLimit = (await queryRows<{ attribute: string }>(db, sql`
+  const overLimit = rolledUp?.overLimit ?? (await queryRows<{ attribute: string }>(db, sql`
     SELECT attribute FROM ${resultContextOverLimit} WHERE experiment_id = ${experimentId}`)).map((r) => r.attribute);
   const over = new Set(overLimit);
   const counts = addUp([stored, tail], (c) => JSON.stringify([c.attribute, c.value, c.variantId])).filter((c) => !over.has(c.attribute));
@@ -265,24 +317,16 @@ export function sumMetricDays(plus: MetricDay[][], minus: MetricDay[][] = []): M
  * every window added for them equals their deltas computed at once). Added in that order, per variant and day.
  */
 export async function metricDays(
-  db: Executor, experimentId: string, eventNames: string[], watermark: Date | null, excluded: string[],
+  db: Executor, experimentId: string, eventNames: string[], watermark: Date | null, excluded: string[], rolledUp?: StoredRollup['metrics'],
 ): Promise<Map<string, MetricDay[]>> {
-  const stored = await queryRows<{
-    event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
-  }>(db, sql`
-    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta
-    FROM ${resultVariantDays} WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])`);
+  const stored = rolledUp ?? (await readRollup(db, experimentId, eventNames)).metrics;
   const untagged = await untaggedBefore(db, eventNames, watermark);
   const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, { untagged });
   const minus = excluded.length === 0 ? null
     : await armStats.metricDeltas(db, experimentId, eventNames, ALL_TIME, { users: excluded, ordered: watermark === null });
   const out = new Map<string, MetricDay[]>();
   for (const name of eventNames) {
-    const rolled = stored.filter((r) => r.event_name === name).map((r): MetricDay => ({
-      variantId: r.variant_id, day: r.day, converters: Number(r.converters), eventCount: Number(r.event_count),
-      countSquares: Number(r.count_square_delta), valueSum: Number(r.value_sum), valueSquares: Number(r.value_square_delta),
-    }));
-    out.set(name, sumMetricDays([rolled, tail.get(name)!], minus === null ? [] : [minus.get(name)!]));
+    out.set(name, sumMetricDays([stored.get(name) ?? [], tail.get(name)!], minus === null ? [] : [minus.get(name)!]));
   }
   return out;
 }
