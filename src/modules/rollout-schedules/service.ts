@@ -1,12 +1,11 @@
 /** Rollout schedules: CRUD, stages and the state machine; stage application and guardrail decisions are in advance.ts. */
 import { randomUUID } from 'node:crypto';
-import type { Db, Executor } from '../../db/client.js';
+import type { Executor } from '../../db/client.js';
 import { FOREIGN_KEY_VIOLATION, isUniqueViolation, sqlState } from '../../db/errors.js';
 import type { RolloutScheduleRow, RolloutStageRow } from '../../db/schema/rollout-schedules.js';
-import type { AuditActor, AuditLog } from '../../platform/audit.js';
-import type { Clock } from '../../platform/clock.js';
+import type { AuditActor } from '../../platform/audit.js';
 import { Conflict, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
-import { FLAG_NOT_FOUND, type FlagsService } from '../feature-flags/service.js';
+import { FLAG_NOT_FOUND } from '../feature-flags/service.js';
 import { createStageAdvance } from './advance.js';
 import type { GuardrailNotice, RolloutSchedulesDeps } from './deps.js';
 import { storedGuardrails } from './guardrails.js';
