@@ -5,7 +5,7 @@ import { useCreateApiKey } from '../api-keys/hooks';
 import { useEvaluateFlag, type EvaluateInput, type Evaluation, type Flag } from './hooks';
 
 const VARIATION_REASONS: Record<NonNullable<Evaluation['variation_reason']>, string> = {
-  off: 'the flag is off for this user',
+  off: 'the off variation',
   rule: 'a variation rule',
   rule_split: "a variation rule's split",
   split: 'the split',
@@ -14,10 +14,10 @@ const VARIATION_REASONS: Record<NonNullable<Evaluation['variation_reason']>, str
 
 /** A typed flag's answer: the variation served and its value (JSON pretty-printed), or that none is served. */
 function ServedValue({ result, valueType }: { result: Evaluation; valueType: string }) {
-  const why = result.variation_reason ? ` · by ${VARIATION_REASONS[result.variation_reason]}` : '';
   if (result.variation === undefined) {
-    return <p className="evaluation-variation">No variation served: the caller's code default applies{why}.</p>;
+    return <p className="evaluation-variation">No variation served (off for this user, and the flag has no off variation): the caller's code default applies.</p>;
   }
+  const why = result.variation_reason ? ` · from ${VARIATION_REASONS[result.variation_reason]}` : '';
   return (
     <div className="evaluation-variation">
       <p>

@@ -289,6 +289,6 @@ describe('typed flag page', () => {
     renderWith(<EvaluatePanel flag={typedFlag} />);
     await user.click(screen.getByRole('button', { name: 'Evaluate' }));
     expect((await screen.findByLabelText('Value')).textContent).toBe('{\n  "color": "blue",\n  "size": 2\n}');
-    expect(screen.getByText('blue', { selector: 'code' }).parentElement?.textContent).toBe('Variation blue · by the split');
+    expect(screen.getByText('blue', { selector: 'code' }).parentElement?.textContent).toBe('Variation blue · from the split');
   });
 });

@@ -149,7 +149,7 @@ function VariationRow({
       {draft.valueType === 'json' && (
         <TextArea
           label={`Variation ${n} value (JSON)`}
-          rows={3}
+          rows={Math.min(12, Math.max(3, variation.value.split('\n').length))}
           className="mono"
           spellCheck={false}
           hint="An object or an array, at most 32 KiB"
