@@ -118,7 +118,7 @@ it('creates a JSON flag with variations, a variation rule and a split, and sees 
   expect(JSON.parse((await value()) ?? '')).toEqual(['Checkout']);
 
   // The API agrees, with the key the panel made.
-  const apiKey = await page.evaluate(() => window.sessionStorage.getItem('uplift.evaluate-key'));
+  const apiKey = await page.evaluate<string | null>("window.sessionStorage.getItem('uplift.evaluate-key')");
   const answer = await t.inject({
     method: 'POST',
     url: '/api/v1/feature-flags/evaluate/checkout-button',
