@@ -127,6 +127,16 @@ it('creates a JSON flag with variations, a variation rule and a split, and sees 
   });
   expect(answer.json()).toMatchObject({ enabled: true, variation: 'buy', value: { label: 'Buy now' }, variation_reason: 'split' });
 
+  // On the flag page a variation still served cannot be removed; clearing the off variation saves.
+  await page.getByRole('button', { name: 'Remove variation classic' }).click();
+  await page.getByText('“classic” is still served by the default split and the off variation: serve another variation there before removing it.').waitFor();
+  await page.getByLabel('Off variation', { exact: true }).selectOption({ label: "None (the caller's default)" });
+  const saved = page.waitForResponse((r) => r.request().method() === 'PUT');
+  await page.getByRole('button', { name: 'Save flag' }).click();
+  expect((await saved).status()).toBe(200);
+  const edited = await t.inject({ method: 'GET', url: `/api/v1/feature-flags/${stored.json().items[0].id}`, headers: developer.headers });
+  expect(edited.json()).toMatchObject({ off_variation: null, variation_split: SPLIT, variations: [{ key: 'buy' }, { key: 'order' }, { key: 'classic' }] });
+
   // The list marks the flag's value type.
   await page.getByRole('link', { name: 'Feature flags' }).click();
   await page.getByRole('row', { name: /Checkout button/ }).locator('.badge', { hasText: 'json' }).waitFor();
