@@ -14,7 +14,7 @@ const fetchMock = vi.hoisted(() => {
 const { FlagEditor } = await import('./FlagEditor');
 const { EvaluatePanel } = await import('./EvaluatePanel');
 const { RouterProvider } = await import('../../router');
-const { parseValue } = await import('./typed-draft');
+const { addVariation, newTypedDraft, parseValue, removeVariation } = await import('./typed-draft');
 type Flag = import('./hooks').Flag;
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -171,6 +171,17 @@ describe('typed flag editor', () => {
     await user.click(screen.getByRole('button', { name: 'Remove variation big' }));
     expect(screen.queryByRole('group', { name: 'Variation 3' })).toBeNull();
     expect(screen.getAllByRole('group', { name: /^Variation \d$/ })).toHaveLength(2);
+  });
+
+  it('drops a removed variation from splits not in use, so switching back to them names no missing variation', () => {
+    const draft = addVariation(newTypedDraft('string'));
+    const withRule = { ...draft, rules: [{ rules: { logical_operator: 'AND' as const, groups: [] }, serve: 'variation' as const, variation: 0, split: [{ variation: 0, weight: '50' }, { variation: 2, weight: '50' }] }] };
+    const removed = removeVariation(withRule, 2);
+    expect('draft' in removed && removed.draft.rules[0].split).toEqual([{ variation: 0, weight: '50' }]);
+    expect('draft' in removed && removed.draft.variations.map((v) => v.key)).toEqual(['variation-1', 'variation-2']);
+    expect(removeVariation({ ...withRule, offVariation: 2, serve: 'split', split: [{ variation: 2, weight: '100' }] }, 2)).toEqual({
+      refused: '“variation-3” is still served by the default split and the off variation: serve another variation there before removing it.',
+    });
   });
 
   it("shows the server's 422 at the field it names, and lists what no field shows", async () => {

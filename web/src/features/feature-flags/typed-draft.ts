@@ -127,8 +127,16 @@ export function removeVariation(draft: TypedDraft, id: number): { draft: TypedDr
     const key = draft.variations.find((v) => v.id === id)?.key ?? '';
     return { refused: `“${key}” is still served by ${list(uses)}: serve another variation there before removing it.` };
   }
-  // Unused split shares (the split not in use) drop the variation with it.
-  return { draft: { ...draft, variations: draft.variations.filter((v) => v.id !== id), split: draft.split.filter((s) => s.variation !== id) } };
+  // Shares of splits not in use (kept for when the user switches back) drop it too.
+  const keep = (split: SplitDraft[]) => split.filter((s) => s.variation !== id);
+  return {
+    draft: {
+      ...draft,
+      variations: draft.variations.filter((v) => v.id !== id),
+      split: keep(draft.split),
+      rules: draft.rules.map((rule) => ({ ...rule, split: keep(rule.split) })),
+    },
+  };
 }
 
 /** A stored value as its input shows it. */
