@@ -121,7 +121,7 @@ export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?:
         <RuleBuilder value={rules} onChange={setRules} segments={segments.data ?? []} error={fieldErrorsUnder(mutation.error, 'targeting_rules')} idPrefix="flag-rules" />
         {flag ? (
           isTyped && (
-            <p className="meta-line">
+            <p>
               Value type <strong>{typed.valueType}</strong> <span className="hint">(fixed when the flag was created)</span>
             </p>
           )
