@@ -2,7 +2,40 @@ import { useState, type FormEvent } from 'react';
 import { TextArea, TextField, fieldError } from '../../components/form';
 import { Badge, ErrorBox } from '../../components/ui';
 import { useCreateApiKey } from '../api-keys/hooks';
-import { useEvaluateFlag, type EvaluateInput, type Flag } from './hooks';
+import { useEvaluateFlag, type EvaluateInput, type Evaluation, type Flag } from './hooks';
+
+const VARIATION_REASONS: Record<NonNullable<Evaluation['variation_reason']>, string> = {
+  off: 'the off variation',
+  rule: 'a variation rule',
+  rule_split: "a variation rule's split",
+  split: 'the split',
+  default: 'the default variation',
+};
+
+/** A typed flag's answer: the variation served and its value (JSON pretty-printed), or that none is served. */
+function ServedValue({ result, valueType }: { result: Evaluation; valueType: string }) {
+  if (result.variation === undefined) {
+    return <p className="evaluation-variation">No variation served (off for this user, and the flag has no off variation): the caller's code default applies.</p>;
+  }
+  const why = result.variation_reason ? ` · from ${VARIATION_REASONS[result.variation_reason]}` : '';
+  return (
+    <div className="evaluation-variation">
+      <p>
+        Variation <code>{result.variation}</code>
+        {why}
+      </p>
+      {valueType === 'json' ? (
+        <pre className="evaluation-value" aria-label="Value">
+          {JSON.stringify(result.value, null, 2)}
+        </pre>
+      ) : (
+        <p>
+          Value <code className="evaluation-value-inline">{JSON.stringify(result.value)}</code>
+        </p>
+      )}
+    </div>
+  );
+}
 
 const KEY_STORAGE = 'uplift.evaluate-key';
 
@@ -81,6 +114,7 @@ export function EvaluatePanel({ flag }: { flag: Flag }) {
             {result.rule ? ` · matched ${result.rule}` : ''}
           </p>
         )}
+        {result && !evaluation.isFetching && flag.value_type && flag.value_type !== 'boolean' && <ServedValue result={result} valueType={flag.value_type} />}
       </div>
     </section>
   );

@@ -1,11 +1,16 @@
 import { useState, type FormEvent } from 'react';
-import { FormError, TextArea, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
+import { FormError, Select, TextArea, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
 import { RuleBuilder, emptyRules, fromRules, toRules, type RulesDraft } from '../../components/rule-builder';
 import { useRouter } from '../../router';
 import { useSegments } from '../segments/hooks';
 import { useCreateFlag, useUpdateFlag, type Flag } from './hooks';
+import { VALUE_TYPE_OPTIONS, fromFlag, newTypedDraft, typedErrorPaths, typedFields, typedProblems, withValueType, type TypedDraft, type ValueType } from './typed-draft';
+import { VariationsEditor } from './VariationsEditor';
 
-/** Create or edit a flag: name, key, description, tags, rollout percentage and targeting rules. */
+/**
+ * Create or edit a flag: name, key, description, tags, rollout percentage and targeting rules; for a typed flag
+ * (value type fixed at creation) its variations, what it serves and its variation rules.
+ */
 export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?: boolean }) {
   const { navigate } = useRouter();
   const create = useCreateFlag();
@@ -19,12 +24,23 @@ export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?:
   const [rollout, setRollout] = useState(flag?.rollout_percentage ?? 100);
   const [rules, setRules] = useState<RulesDraft>(flag ? fromRules(flag.targeting_rules) : emptyRules());
   const [saved, setSaved] = useState(false);
+  const [typed, setTyped] = useState<TypedDraft>(() => (flag ? fromFlag(flag) : null) ?? newTypedDraft('boolean'));
+  const [typedRefused, setTypedRefused] = useState(false);
+  const isTyped = typed.valueType !== 'boolean';
+  const problems = isTyped ? typedProblems(typed) : {};
+  const typedPaths = typedErrorPaths(typed);
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setSaved(false);
     const tagList = tags.split(',').map((t) => t.trim()).filter(Boolean);
     const targeting = toRules(rules);
+    if (isTyped && Object.keys(problems).length > 0) {
+      setTypedRefused(true);
+      return;
+    }
+    setTypedRefused(false);
+    const typedBody = isTyped ? typedFields(typed) : null;
     if (flag) {
       update.mutate(
         {
@@ -33,12 +49,28 @@ export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?:
           tags: tagList,
           // An empty rule set clears targeting (PUT refuses null).
           targeting_rules: targeting ?? { logical_operator: 'AND', groups: [] },
+          ...typedBody,
         },
         { onSuccess: () => setSaved(true) },
       );
     } else {
       create.mutate(
-        { key, name, rollout_percentage: rollout, ...(description ? { description } : {}), ...(tagList.length ? { tags: tagList } : {}), ...(targeting ? { targeting_rules: targeting } : {}) },
+        {
+          key,
+          name,
+          rollout_percentage: rollout,
+          ...(description ? { description } : {}),
+          ...(tagList.length ? { tags: tagList } : {}),
+          ...(targeting ? { targeting_rules: targeting } : {}),
+          ...(typedBody
+            ? {
+                value_type: typed.valueType,
+                ...typedBody,
+                off_variation: typedBody.off_variation ?? undefined,
+                variation_rules: typedBody.variation_rules.length ? typedBody.variation_rules : undefined,
+              }
+            : {}),
+        },
         { onSuccess: (created) => navigate(`/flags/${created.id}`) },
       );
     }
@@ -87,8 +119,42 @@ export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?:
           )}
         </div>
         <RuleBuilder value={rules} onChange={setRules} segments={segments.data ?? []} error={fieldErrorsUnder(mutation.error, 'targeting_rules')} idPrefix="flag-rules" />
+        {flag ? (
+          isTyped && (
+            <p>
+              Value type <strong>{typed.valueType}</strong> <span className="hint">(fixed when the flag was created)</span>
+            </p>
+          )
+        ) : (
+          <Select
+            label="Value type"
+            hint="Fixed once the flag is created. A boolean flag is on or off; the others serve one of their variations."
+            value={typed.valueType}
+            options={VALUE_TYPE_OPTIONS}
+            error={fieldError(mutation.error, 'value_type')}
+            onChange={(e) => setTyped(withValueType(typed, e.target.value as ValueType))}
+          />
+        )}
+        {isTyped && (
+          <VariationsEditor
+            draft={typed}
+            onChange={setTyped}
+            errorAt={(path) => problems[path] ?? fieldError(mutation.error, path)}
+            rulesErrorAt={(path) => fieldErrorsUnder(mutation.error, path)}
+            segments={segments.data ?? []}
+          />
+        )}
       </fieldset>
-      <FormError error={mutation.error} shown={['name', 'key', 'description', 'tags', 'rollout_percentage', 'targeting_rules']} />
+      {isTyped && typedRefused && Object.keys(problems).length > 0 && (
+        <p className="alert alert-error" role="alert">
+          Fix the marked variation fields before saving.
+        </p>
+      )}
+      <FormError
+        error={mutation.error}
+        shown={['name', 'key', 'description', 'tags', 'rollout_percentage', 'targeting_rules', ...(isTyped ? typedPaths.under : [])]}
+        exact={isTyped ? typedPaths.exact : []}
+      />
       {saved && (
         <p className="alert alert-success" role="status">
           Saved.

@@ -5,7 +5,7 @@ import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
 import { EvaluatePanel } from './EvaluatePanel';
 import { FlagEditor } from './FlagEditor';
-import { FLAG_TONE } from './FlagsList';
+import { FLAG_TONE, ValueTypeBadge } from './FlagsList';
 import { FlagSwitch } from './FlagSwitch';
 import { useArchiveFlag, useDeleteFlag, useFlag, useUnarchiveFlag } from './hooks';
 
@@ -51,6 +51,11 @@ export function FlagPage({ id }: { id: string }) {
       />
       <p className="meta">
         <Badge tone={FLAG_TONE[f.status]}>{f.status}</Badge> <code>{f.key}</code> · rollout {f.rollout_percentage}%
+        {f.value_type && f.value_type !== 'boolean' && (
+          <>
+            {' '}· <ValueTypeBadge flag={f} /> {f.variations?.length ?? 0} variations
+          </>
+        )}
       </p>
       {error && <ErrorBox error={error} />}
       <div className="grid-2 flag-layout">

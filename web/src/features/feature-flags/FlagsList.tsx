@@ -3,9 +3,19 @@ import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime } f
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
 import { FlagSwitch } from './FlagSwitch';
-import { useArchiveFlag, useFlags, useUnarchiveFlag, type FlagStatusFilter } from './hooks';
+import { useArchiveFlag, useFlags, useUnarchiveFlag, type Flag, type FlagStatusFilter } from './hooks';
 
 export const FLAG_TONE = { active: 'success', inactive: 'neutral', archived: 'muted' } as const;
+
+/** The value type of a typed flag (string, number, json); boolean flags show none. */
+export function ValueTypeBadge({ flag }: { flag: Pick<Flag, 'value_type'> }) {
+  if (!flag.value_type || flag.value_type === 'boolean') return null;
+  return (
+    <span title={`Serves ${flag.value_type} values`}>
+      <Badge tone="info">{flag.value_type}</Badge>
+    </span>
+  );
+}
 
 export function FlagsList() {
   const { permissions } = useSession();
@@ -55,7 +65,7 @@ export function FlagsList() {
                     <FlagSwitch flag={flag} canChange={permissions.canChange} />
                   </td>
                   <td>
-                    <Link to={`/flags/${flag.id}`}>{flag.name}</Link>
+                    <Link to={`/flags/${flag.id}`}>{flag.name}</Link> <ValueTypeBadge flag={flag} />
                   </td>
                   <td>
                     <code>{flag.key}</code>
