@@ -164,6 +164,17 @@ export function experimentsWithRulesMentioning(db: Executor, statuses: Experimen
     .orderBy(asc(experiments.createdAt), asc(experiments.id));
 }
 
+/** Experiments with a metric naming the metric definition, oldest first. */
+export function experimentsUsingMetricDefinition(db: Executor, definitionId: string): Promise<ExperimentRow[]> {
+  return db
+    .selectDistinct({ experiment: experiments })
+    .from(experiments)
+    .innerJoin(experimentMetrics, eq(experimentMetrics.experimentId, experiments.id))
+    .where(eq(experimentMetrics.metricDefinitionId, definitionId))
+    .orderBy(asc(experiments.createdAt), asc(experiments.id))
+    .then((rows) => rows.map((r) => r.experiment));
+}
+
 export function findExperiments(db: Executor, ids: string[]): Promise<ExperimentRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
   return db.select().from(experiments).where(inArray(experiments.id, ids));
