@@ -18,7 +18,7 @@
  */
 import { normalCdf, normalQuantile } from './distributions.js';
 import { quantileOfSorted } from './capping.js';
-import { finiteOrNull, isCount, isOpenUnit } from './numeric.js';
+import { finiteOrNull, isCount, isOpenUnit, symmetricInterval } from './numeric.js';
 
 /** What the comparison needs of one variant (computable in SQL: a percentile_cont and two order statistics). */
 export interface QuantileSummary {
@@ -136,12 +136,7 @@ export function compareQuantiles(
   if (se === 0) return { ...withArms, reason: 'zero_variance' };
   const z = difference / se;
   const pValue = 2 * normalCdf(-Math.abs(z));
-  const interval = (centre: number, spread: number): [number | null, number | null] => {
-    const lo = finiteOrNull(centre - zq * spread);
-    const hi = finiteOrNull(centre + zq * spread);
-    return lo === null || hi === null ? [null, null] : [lo, hi];
-  };
-  const [ciLower, ciUpper] = interval(difference, se);
+  const [ciLower, ciUpper] = symmetricInterval(difference, zq * se);
   const result: QuantileComparison = {
     ...withArms,
     std_error: se,
@@ -156,7 +151,7 @@ export function compareQuantiles(
       Math.sqrt((t.std_error * t.std_error) / (qc * qc) + (t.quantile * t.quantile * c.std_error * c.std_error) / (qc * qc * qc * qc)),
     );
     result.relative_std_error = seRel;
-    if (seRel !== null) [result.relative_ci_lower, result.relative_ci_upper] = interval(relative, seRel);
+    if (seRel !== null) [result.relative_ci_lower, result.relative_ci_upper] = symmetricInterval(relative, zq * seRel);
   }
   return result;
 }

@@ -24,7 +24,7 @@
  *   - R_c = 0: the relative lift and its interval are null
  */
 import { studentTQuantile, studentTTwoSidedP } from './distributions.js';
-import { finiteOrNull, isCount, isOpenUnit } from './numeric.js';
+import { finiteOrNull, isCount, isOpenUnit, satterthwaiteDf, symmetricInterval } from './numeric.js';
 
 /** Sufficient statistics of one variant: x the per-user numerator, y the per-user denominator. */
 export interface RatioStats {
@@ -132,11 +132,7 @@ export function compareRatios(control: RatioStats, treatment: RatioStats, confid
   const se = Math.sqrt(se2);
   const stat = difference / se;
   if (!Number.isFinite(se) || !Number.isFinite(stat)) return { ...withLift, reason: 'overflow' };
-  // Welch–Satterthwaite on variances scaled by their maximum, so it neither under- nor overflows.
-  const m = Math.max(c.variance, t.variance);
-  const a = c.variance / m;
-  const b = t.variance / m;
-  const df = ((a + b) * (a + b)) / ((a * a) / (c.n - 1) + (b * b) / (t.n - 1));
+  const df = satterthwaiteDf(c.variance, c.n, t.variance, t.n);
   const p = studentTTwoSidedP(stat, df);
   const result: RatioComparison = { ...withLift, std_error: se, t: stat, df, p_value: Number.isNaN(p) ? 1 : p };
   if (relative !== null) {
@@ -146,14 +142,9 @@ export function compareRatios(control: RatioStats, treatment: RatioStats, confid
   }
   if (isOpenUnit(confidenceLevel)) {
     const q = studentTQuantile(1 - (1 - confidenceLevel) / 2, df);
-    const interval = (centre: number, spread: number): [number | null, number | null] => {
-      const lo = finiteOrNull(centre - q * spread);
-      const hi = finiteOrNull(centre + q * spread);
-      return lo === null || hi === null ? [null, null] : [lo, hi];
-    };
-    [result.ci_lower, result.ci_upper] = interval(difference, se);
+    [result.ci_lower, result.ci_upper] = symmetricInterval(difference, q * se);
     if (relative !== null && result.relative_std_error !== null) {
-      [result.relative_ci_lower, result.relative_ci_upper] = interval(relative, result.relative_std_error);
+      [result.relative_ci_lower, result.relative_ci_upper] = symmetricInterval(relative, q * result.relative_std_error);
     }
   }
   return result;

@@ -259,4 +259,27 @@ describe('experiments naming a definition', () => {
       expect(metric).toMatchObject({ name: 'RPS', event_name: 'purchase', metric_definition_id: null });
     }
   });
+
+  it('a PUT naming the definition on a running experiment and a delete sent together: exactly one wins', async () => {
+    for (let round = 0; round < 3; round++) {
+      const d = await define(ratio(t.unique('race')));
+      const created = await t.call('POST', '/api/v1/experiments', developer,
+        experimentBody(t.unique('exp-race'), [{ name: 'Conversion', event_name: 'purchase' }]));
+      const id = created.json().id;
+      expect((await t.call('POST', `/api/v1/experiments/${id}/start`, developer)).statusCode).toBe(200);
+      const [put, del] = await Promise.all([
+        t.call('PUT', `/api/v1/experiments/${id}`, developer, { metrics: [{ name: 'RPS', event_name: 'purchase', metric_definition_id: d.id }] }),
+        t.call('DELETE', `${BASE}/${d.id}`, analyst),
+      ]);
+      const metric = (await t.call('GET', `/api/v1/experiments/${id}`, viewer)).json().metrics[0];
+      if (del.statusCode === 204) {
+        expect(put.statusCode).toBe(422);
+        expect(metric.name).toBe('Conversion');
+      } else {
+        expect(del.statusCode).toBe(409);
+        expect(put.statusCode).toBe(200);
+        expect(metric.metric_definition_id).toBe(d.id);
+      }
+    }
+  });
 });

@@ -68,13 +68,7 @@ export function toMetricDefinitionView(row: MetricDefinitionRow): MetricDefiniti
     id: row.id,
     name: row.name,
     description: row.description,
-    kind: row.kind,
-    event_name: row.eventName,
-    aggregate: row.aggregate,
-    numerator: row.numerator,
-    denominator: row.denominator,
-    quantile: row.quantile,
-    capping: row.capping,
+    ...rowAnalysis(row),
     higher_is_better: row.higherIsBetter,
     tags: row.tags,
     owner: row.owner,
@@ -127,6 +121,19 @@ function rowAnalysis(row: MetricDefinitionRow): Analysis {
     denominator: row.denominator,
     quantile: row.quantile,
     capping: row.capping,
+  };
+}
+
+/** The stored columns of an analysis (the inverse of rowAnalysis). */
+function analysisColumns(a: Analysis) {
+  return {
+    kind: a.kind,
+    eventName: a.event_name,
+    aggregate: a.aggregate,
+    numerator: a.numerator,
+    denominator: a.denominator,
+    quantile: a.quantile,
+    capping: a.capping,
   };
 }
 
@@ -192,13 +199,7 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
             id: randomUUID(),
             name: body.name,
             description: body.description ?? null,
-            kind: analysis.kind,
-            eventName: analysis.event_name,
-            aggregate: analysis.aggregate,
-            numerator: analysis.numerator,
-            denominator: analysis.denominator,
-            quantile: analysis.quantile,
-            capping: analysis.capping,
+            ...analysisColumns(analysis),
             higherIsBetter: body.higher_is_better ?? true,
             tags: body.tags ?? [],
             owner: body.owner === undefined ? actor.username : body.owner,
@@ -238,13 +239,7 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
           const next = {
             name: body.name ?? current.name,
             description: body.description === undefined ? current.description : body.description,
-            kind: analysis.kind,
-            eventName: analysis.event_name,
-            aggregate: analysis.aggregate,
-            numerator: analysis.numerator,
-            denominator: analysis.denominator,
-            quantile: analysis.quantile,
-            capping: analysis.capping,
+            ...analysisColumns(analysis),
             higherIsBetter: body.higher_is_better ?? current.higherIsBetter,
             tags: body.tags ?? current.tags,
             owner: body.owner === undefined ? current.owner : body.owner,
