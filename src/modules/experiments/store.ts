@@ -164,15 +164,17 @@ export function experimentsWithRulesMentioning(db: Executor, statuses: Experimen
     .orderBy(asc(experiments.createdAt), asc(experiments.id));
 }
 
-/** Experiments with a metric naming the metric definition, oldest first. */
-export function experimentsUsingMetricDefinition(db: Executor, definitionId: string): Promise<ExperimentRow[]> {
+/** Id, key, name and status of the experiments with a metric naming the metric definition, oldest first. */
+export function experimentsUsingMetricDefinition(
+  db: Executor,
+  definitionId: string,
+): Promise<Pick<ExperimentRow, 'id' | 'key' | 'name' | 'status' | 'createdAt'>[]> {
   return db
-    .selectDistinct({ experiment: experiments })
+    .selectDistinct({ id: experiments.id, key: experiments.key, name: experiments.name, status: experiments.status, createdAt: experiments.createdAt })
     .from(experiments)
     .innerJoin(experimentMetrics, eq(experimentMetrics.experimentId, experiments.id))
     .where(eq(experimentMetrics.metricDefinitionId, definitionId))
-    .orderBy(asc(experiments.createdAt), asc(experiments.id))
-    .then((rows) => rows.map((r) => r.experiment));
+    .orderBy(asc(experiments.createdAt), asc(experiments.id));
 }
 
 export function findExperiments(db: Executor, ids: string[]): Promise<ExperimentRow[]> {
