@@ -34,6 +34,7 @@ export const metricFields = (m: MetricInput): MetricFields => ({
   metricType: m.metric_type ?? 'conversion',
   isPrimary: m.is_primary ?? false,
   expectedEffect: m.expected_effect ?? null,
+  metricDefinitionId: m.metric_definition_id ?? null,
 });
 
 /** JSON with object keys sorted at every level: jsonb does not keep the key order that was sent. */
