@@ -14,7 +14,8 @@ export const json = (status: number, body: unknown) => new Response(JSON.stringi
 /** A routing table for the fetch stub: the first `[method, path-regex, answer]` that matches a request answers it. */
 export type Route = [method: string, path: RegExp, answer: (request: Request) => Response | Promise<Response>];
 export function router(routes: Route[]) {
-  return async (request: Request): Promise<Response> => {
+  return async (request: Request | undefined): Promise<Response> => {
+    if (!(request instanceof Request)) return json(404, { detail: 'Not a request' });
     const url = new URL(request.url);
     for (const [method, path, answer] of routes) {
       if (request.method === method && path.test(url.pathname)) return answer(request);
