@@ -103,3 +103,23 @@ export function sampleSize(current: number, required: number | null): SampleSize
     unavailable_reason: required === null ? 'no_expected_effect' : null,
   } as unknown as SampleSize;
 }
+
+type Flag = import('../features/feature-flags/hooks').Flag;
+export const FLAG_ID = '55555555-5555-4555-8555-555555555555';
+export function flag(patch: Partial<Flag> = {}): Flag {
+  return {
+    id: FLAG_ID,
+    key: 'new-checkout',
+    name: 'New checkout',
+    description: 'One-page checkout',
+    status: 'inactive',
+    is_active: false,
+    rollout_percentage: 100,
+    targeting_rules: null,
+    default_value: false,
+    tags: [],
+    created_at: '2026-11-01T10:00:00.000Z',
+    updated_at: '2026-11-01T10:00:00.000Z',
+    ...patch,
+  } as Flag;
+}
