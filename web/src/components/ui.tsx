@@ -1,4 +1,6 @@
-import type { ReactNode } from 'react';
+import { useContext, type ReactNode } from 'react';
+import { QueryClientContext } from '@tanstack/react-query';
+import { ApiError, isUnreachable } from '../api/client';
 
 /** A table in its scrolling wrapper: the column headers, an optional caption, and the rows (`<tr>` elements). */
 export function DataTable({ headers, caption, className, children }: { headers: ReactNode[]; caption?: ReactNode; className?: string; children: ReactNode }) {
@@ -44,12 +46,29 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
   );
 }
 
-export function ErrorBox({ error }: { error: unknown }) {
+/**
+ * A failed read. When the API could not be reached (or failed on its side) it offers Retry, which reads again every
+ * query on the page that failed, unless the caller passes its own `onRetry`.
+ */
+export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => unknown }) {
+  const client = useContext(QueryClientContext);
+  const transient = isUnreachable(error) || (error instanceof ApiError && (error.status >= 500 || error.status === 429));
+  const retry = onRetry ?? (transient && client ? () => client.refetchQueries({ type: 'active', predicate: (q) => q.state.status === 'error' }) : undefined);
   return (
-    <div className="alert alert-error" role="alert">
-      {error instanceof Error ? error.message : 'Something went wrong.'}
+    <div className="alert alert-error alert-retry" role="alert">
+      <p>{error instanceof Error ? error.message : 'Something went wrong.'}</p>
+      {retry && (
+        <button type="button" className="secondary" onClick={() => void retry()}>
+          Retry
+        </button>
+      )}
     </div>
   );
+}
+
+/** "1 flag", "2 flags", "1,000 flags"; `many` for irregular plurals. */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString()} ${count === 1 ? one : many}`;
 }
 
 export function PageHeader({ title, actions }: { title: string; actions?: ReactNode }) {

@@ -87,7 +87,7 @@ function SegmentView({ segment }: { segment: Segment }) {
         {segment.member_count !== null && segment.member_count !== undefined && (
           <>
             {' '}
-            · <strong className="member-count">{segment.member_count.toLocaleString()}</strong> members
+            · <strong className="member-count">{segment.member_count.toLocaleString()}</strong> {segment.member_count === 1 ? 'member' : 'members'}
           </>
         )}
       </p>
