@@ -26,7 +26,11 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
       <PageHeader
         title={experiment.name}
         actions={
-          permissions.canChange && (
+          <>
+            <Link className="button secondary" to={`/experiments/${experiment.id}/history`}>
+              History
+            </Link>
+            {permissions.canChange && (
             <>
               {moves.map((move) => (
                 <button
@@ -63,7 +67,8 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
                 </button>
               )}
             </>
-          )
+            )}
+          </>
         }
       />
       <p className="meta">

@@ -1,5 +1,5 @@
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
-import { useRouter } from '../../router';
+import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
@@ -27,6 +27,9 @@ export function FlagPage({ id }: { id: string }) {
         actions={
           <>
             <FlagSwitch flag={f} canChange={permissions.canChange} />
+            <Link className="button secondary" to={`/flags/${f.id}/history`}>
+              History
+            </Link>
             {permissions.canChange &&
               (f.status === 'archived' ? (
                 <button type="button" className="secondary" onClick={() => unarchive.mutate(f.id)}>
