@@ -3,6 +3,7 @@ import { Badge, ErrorBox, Loading, PageHeader, dateTime } from '../../components
 import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { ResultsView } from '../results/ResultsView';
+import { CodeSnippets } from '../snippets/CodeSnippets';
 import { useCloneExperiment, useDeleteExperiment, useExperiment, useTransition, type Experiment } from './hooks';
 import { STATUS_TONE, allowedTransitions, transitionLabel } from './lifecycle';
 
@@ -110,6 +111,7 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
           </ul>
         </div>
       </div>
+      <CodeSnippets target={{ kind: 'experiment', key: experiment.key, event: experiment.metrics.find((m) => m.is_primary)?.event_name ?? null }} />
       <h2>Results</h2>
       <ResultsView experiment={experiment} />
     </section>

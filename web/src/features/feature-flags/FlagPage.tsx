@@ -3,6 +3,7 @@ import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
+import { CodeSnippets } from '../snippets/CodeSnippets';
 import { EvaluatePanel } from './EvaluatePanel';
 import { FlagEditor } from './FlagEditor';
 import { FLAG_TONE } from './FlagsList';
@@ -60,6 +61,7 @@ export function FlagPage({ id }: { id: string }) {
         <FlagEditor key={f.updated_at} flag={f} readOnly={!permissions.canChange} />
         <div>
           <EvaluatePanel flag={f} />
+          <CodeSnippets target={{ kind: 'flag', key: f.key }} />
           <SafetyStatus flagId={f.id} />
           <SchedulesPanel flagId={f.id} canChange={permissions.canChange} />
         </div>
