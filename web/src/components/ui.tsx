@@ -91,6 +91,17 @@ export const pValue = (value: number | null | undefined): string =>
 
 export const dateTime = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');
 
+/** "just now", "3 minutes ago", "2 days ago": how long before `now` the moment was. */
+export function timeAgo(iso: string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (seconds < 60) return 'just now';
+  const steps: Array<[number, string]> = [[60, 'minute'], [3600, 'hour'], [86_400, 'day'], [2_592_000, 'month'], [31_536_000, 'year']];
+  let unit = steps[0];
+  for (const step of steps) if (seconds >= step[0]) unit = step;
+  const count = Math.floor(seconds / unit[0]);
+  return `${plural(count, unit[1])} ago`;
+}
+
 /** The status filter of a list page: "All statuses" (empty) or one of `statuses`, named as the API spells them. */
 export function StatusFilter<S extends string>({ value, statuses, onChange }: { value: NoInfer<S> | ''; statuses: readonly S[]; onChange(next: NoInfer<S> | ''): void }) {
   return (

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError, TextField, fieldError } from '../../components/form';
-import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime, timeAgo } from '../../components/ui';
 import { useSession } from '../auth/session';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey } from './hooks';
 
@@ -102,7 +102,15 @@ export function ApiKeys() {
                 {key.expires_at ? dateTime(key.expires_at) : 'Never'}
                 {key.expires_at && Date.parse(key.expires_at) <= Date.now() && <> <span className="badge badge-neutral">expired</span></>}
               </td>
-              <td>{key.last_used_at ? dateTime(key.last_used_at) : 'Never'}</td>
+              <td className="last-used">
+                {key.last_used_at ? (
+                  <time dateTime={key.last_used_at} title={dateTime(key.last_used_at)}>
+                    {timeAgo(key.last_used_at)}
+                  </time>
+                ) : (
+                  'Never used'
+                )}
+              </td>
               <td>
                 {(key.user_id === me?.id || permissions.isAdmin) && (
                   <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>
