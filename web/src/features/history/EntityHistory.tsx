@@ -3,6 +3,7 @@ import { api, unwrap } from '../../api/client';
 import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime, plural } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
+import { useSegments } from '../segments/hooks';
 import { actionText, fieldChanges } from './diff';
 
 type EntityType = 'feature_flag' | 'experiment';
@@ -20,6 +21,9 @@ export function useEntityHistory(entityType: EntityType, entityId: string) {
 export function EntityHistory({ entityType, entityId, name, backTo }: { entityType: EntityType; entityId: string; name: string; backTo: string }) {
   const { permissions, me } = useSession();
   const history = useEntityHistory(entityType, entityId);
+  // Targeting rules name segments by id: show their names.
+  const segments = useSegments();
+  const names = new Map((segments.data ?? []).map((s) => [s.id, `segment “${s.name}”`]));
   const seesAll = permissions.isAdmin || me?.role === 'ANALYST';
   return (
     <section>
@@ -47,8 +51,8 @@ export function EntityHistory({ entityType, entityId, name, backTo }: { entityTy
                       {changes.map((c) => (
                         <tr key={c.field}>
                           <th scope="row">{c.field}</th>
-                          <td className="wrap">{c.before}</td>
-                          <td className="wrap">{c.after}</td>
+                          <td className="wrap">{names.get(c.before) ?? c.before}</td>
+                          <td className="wrap">{names.get(c.after) ?? c.after}</td>
                         </tr>
                       ))}
                     </DataTable>

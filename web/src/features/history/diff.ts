@@ -21,7 +21,7 @@ export function showValue(value: unknown): string {
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'string') return value === '' ? '(empty)' : value;
   if (typeof value === 'number') return String(value);
-  if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.every((v) => v === null || typeof v !== 'object') ? value.map(showValue).join(', ') : `${value.length} items`;
+  if (Array.isArray(value)) return value.length === 0 ? '—' : value.every((v) => v === null || typeof v !== 'object') ? value.map(showValue).join(', ') : `${value.length} items`;
   return '(object)';
 }
 
@@ -46,7 +46,8 @@ export function fieldChanges(before: unknown, after: unknown): FieldChange[] {
   for (const key of new Set([...a.keys(), ...b.keys()])) {
     const from = showValue(a.get(key));
     const to = showValue(b.get(key));
-    if (from === to && JSON.stringify(a.get(key)) === JSON.stringify(b.get(key))) continue;
+    // Same text is no change to a reader (null and [] are both "—").
+    if (from === to) continue;
     const parts = key.split('\u0000');
     changes.push({ field: parts.map((p, i) => (i === 0 ? label(p) : /^\d+$/.test(p) ? `#${p}` : p.replace(/_/g, ' '))).join(' › '), before: from, after: to });
   }
