@@ -21,7 +21,9 @@ export function setUnauthorizedHandler(handler: () => void): void {
 
 const auth: Middleware = {
   onRequest({ request }) {
-    if (token && !request.headers.has('Authorization') && !request.headers.has('X-API-Key')) {
+    // Signing in again sends no (expired) token: a wrong password then stays a form error, not a lost session.
+    const signingIn = new URL(request.url).pathname.endsWith('/auth/login');
+    if (token && !signingIn && !request.headers.has('Authorization') && !request.headers.has('X-API-Key')) {
       request.headers.set('Authorization', `Bearer ${token}`);
     }
     return request;

@@ -85,13 +85,24 @@ describe('an expiring session', () => {
   it('warns before the token expires and offers to sign in again', async () => {
     const soon = jwt(Math.floor(Date.now() / 1000) + 150);
     const me = signedInAs('DEVELOPER', soon);
-    fetchMock.mockImplementation(router([['GET', /\/auth\/me$/, () => json(200, me)]]));
+    fetchMock.mockImplementation(
+      router([
+        ['GET', /\/auth\/me$/, () => json(200, me)],
+        // As the API: a wrong password is 401; a login sent with the old bearer header would also count as a lost session.
+        ['POST', /\/auth\/login$/, (request) => json(401, { detail: request.headers.get('Authorization') ? 'Session lost' : 'Incorrect email or password' })],
+      ]),
+    );
     const user = userEvent.setup();
     renderWithProviders(<EditPage />);
     const warning = await screen.findByText(/Your session ends in 3 minutes/);
     expect(warning).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Sign in again' }));
     expect(await screen.findByRole('dialog', { name: 'Sign in again' })).toBeTruthy();
+    // A wrong password is a message in the dialog; it does not turn the renewal into an expired session.
+    await user.type(screen.getByLabelText('Password'), 'wrong');
+    await user.click(screen.getAllByRole('button', { name: 'Sign in' })[0]);
+    expect(await screen.findByText('Incorrect email or password')).toBeTruthy();
+    expect(screen.getByRole('dialog', { name: 'Sign in again' })).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Not now' }));
     expect(screen.queryByRole('dialog')).toBeNull();
   });
