@@ -111,9 +111,9 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
           </ul>
         </div>
       </div>
-      <CodeSnippets target={{ kind: 'experiment', key: experiment.key, event: experiment.metrics.find((m) => m.is_primary)?.event_name ?? null }} />
       <h2>Results</h2>
       <ResultsView experiment={experiment} />
+      <CodeSnippets target={{ kind: 'experiment', key: experiment.key, event: experiment.metrics.find((m) => m.is_primary)?.event_name ?? null }} />
     </section>
   );
 }
