@@ -50,3 +50,20 @@ describe('<ApiKeys> last used', () => {
     expect(within(screen.getByRole('row', { name: /Spare/ })).getByText('Never used')).toBeTruthy();
   });
 });
+
+describe('names checked in the browser', () => {
+  it('asks for a segment name and an API key name before sending anything', async () => {
+    const { NewSegment } = await import('./SegmentPage');
+    const me = signedInAs('DEVELOPER');
+    fetchMock.mockImplementation(router([['GET', /\/auth\/me$/, () => json(200, me)], ['GET', /\/api-keys$/, () => json(200, [])]]));
+    const user = userEvent.setup();
+    const view = renderWithProviders(<NewSegment />);
+    await user.click(screen.getByRole('button', { name: 'Create segment' }));
+    expect(screen.getByText('This field is required.')).toBeTruthy();
+    view.unmount();
+    renderWithProviders(<ApiKeys />);
+    await user.click(await screen.findByRole('button', { name: 'Create key' }));
+    expect(screen.getByText('This field is required.')).toBeTruthy();
+    expect(fetchMock.mock.calls.filter(([r]) => r instanceof Request && r.method === 'POST')).toEqual([]);
+  });
+});
