@@ -1,8 +1,9 @@
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
-import { useRouter } from '../../router';
+import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
+import { CodeSnippets } from '../snippets/CodeSnippets';
 import { EvaluatePanel } from './EvaluatePanel';
 import { FlagEditor } from './FlagEditor';
 import { FLAG_TONE, ValueTypeBadge } from './FlagsList';
@@ -27,6 +28,9 @@ export function FlagPage({ id }: { id: string }) {
         actions={
           <>
             <FlagSwitch flag={f} canChange={permissions.canChange} />
+            <Link className="button secondary" to={`/flags/${f.id}/history`}>
+              History
+            </Link>
             {permissions.canChange &&
               (f.status === 'archived' ? (
                 <button type="button" className="secondary" onClick={() => unarchive.mutate(f.id)}>
@@ -62,6 +66,7 @@ export function FlagPage({ id }: { id: string }) {
         <FlagEditor key={f.updated_at} flag={f} readOnly={!permissions.canChange} />
         <div>
           <EvaluatePanel flag={f} />
+          <CodeSnippets target={{ kind: 'flag', key: f.key }} />
           <SafetyStatus flagId={f.id} />
           <SchedulesPanel flagId={f.id} canChange={permissions.canChange} />
         </div>
