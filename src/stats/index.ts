@@ -99,4 +99,5 @@ export {
   type GuardrailDirection,
   type GuardrailDegenerateReason,
 } from './guardrail.js';
+export { finiteOrNull } from './numeric.js';
 export { sequentialSrm, srmLogBayesFactor, SRM_PRIOR_CONCENTRATION, type SequentialSrmResult } from './srm-sequential.js';
