@@ -12,7 +12,7 @@ export interface EventStreamOptions {
   heartbeatSeconds: number;
   /** The reconnection delay the client is told (`retry:`), written ahead of the first event. */
   retryMs: number;
-  /** Defaults to STREAM_MAX_BUFFER_BYTES. */
+  /** Defaults to STREAM_MAX_BUFFER_BYTES (the SDK stream passes config.sdkStreamMaxBufferBytes, the same by default). */
   maxBufferBytes?: number;
   /** Counted against this owner (an account, an API key) for `heldBy`. */
   owner?: string;

@@ -18,6 +18,8 @@ import {
 import type { AuditLogsService } from './service.js';
 
 const tags = ['audit-logs'];
+/** A client this far behind is dropped; it reconnects with Last-Event-ID and resumes from the table. */
+const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 5_000;
 /** Open streams one account may hold in one API process. */
 export const MAX_STREAMS_PER_ACCOUNT = 5;
@@ -92,7 +94,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     if (streams.heldBy(actor.id) >= MAX_STREAMS_PER_ACCOUNT) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_STREAMS);
     if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
     const stream = streams.open(req, reply, {
-      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, owner: actor.id, onEnd: () => close(),
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES, owner: actor.id, onEnd: () => close(),
     });
     stream.write(': connected\n\n');
     const close = auditLogs.openStream(

@@ -22,6 +22,8 @@ import {
 import { STREAM_PATH, UNPARSABLE, type OfrepReply, type OfrepService } from './service.js';
 
 const tags = ['ofrep'];
+/** A client this far behind is dropped; on reconnecting it is told to refetch. */
+const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 1_000;
 export const STREAM_TOKEN_REFUSED = 'Invalid or expired event stream token';
 
@@ -111,7 +113,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     let sent = await ofrep.version();
     // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
     const stream = streams.open(req, reply, {
-      heartbeatSeconds, retryMs: RECONNECT_HINT_MS,
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES,
       onHeartbeat: () => {
         ofrep.isUsable(keyId).then((usable) => (usable ? undefined : stream.end()), () => undefined);
         ofrep.version().then(refetch, () => undefined);
