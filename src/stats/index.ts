@@ -99,6 +99,7 @@ export {
   type GuardrailDirection,
   type GuardrailDegenerateReason,
 } from './guardrail.js';
+export { finiteOrNull } from './numeric.js';
 export { sequentialSrm, srmLogBayesFactor, SRM_PRIOR_CONCENTRATION, type SequentialSrmResult } from './srm-sequential.js';
 export {
   ratioArm,

@@ -1,8 +1,8 @@
-/** Small numeric guards shared by the stats modules (internal; not re-exported). */
+/** Small numeric guards shared by the stats modules; `finiteOrNull` is also exported from the index. */
 
-/** The value if it is a finite number, else null (so it can go to JSON safely). */
-export function finiteOrNull(v: number): number | null {
-  return Number.isFinite(v) ? v : null;
+/** The value if it is a finite number, else null (so it can go to JSON safely): the one such guard of the code base. */
+export function finiteOrNull(v: number | null | undefined): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
 /** A non-negative integer that is exactly representable. */

@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import secureJson from 'secure-json-parse';
@@ -8,6 +7,7 @@ import { exceedsDepth, MAX_JSON_DEPTH } from '../../platform/body-parsers.js';
 import { Unauthorized } from '../../platform/errors.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
+import { eventStreams } from '../../platform/sse.js';
 import {
   OfrepBulkAnswer,
   OfrepBulkHeaders,
@@ -22,6 +22,7 @@ import {
 import { STREAM_PATH, UNPARSABLE, type OfrepReply, type OfrepService } from './service.js';
 
 const tags = ['ofrep'];
+/** A client this far behind is dropped; on reconnecting it is told to refetch. */
 const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 1_000;
 export const STREAM_TOKEN_REFUSED = 'Invalid or expired event stream token';
@@ -52,10 +53,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     }
   });
 
-  const streams = new Set<ServerResponse>();
-  app.addHook('preClose', async () => {
-    for (const stream of streams) stream.end();
-  });
+  const streams = eventStreams(app);
 
   app.post('/evaluate/flags/:key', {
     config: { access: apiKey({ bearer: true }) },
@@ -113,46 +111,25 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     const keyId = await ofrep.streamKey(req.query.token);
     if (keyId === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
     let sent = await ofrep.version();
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-      'X-Request-ID': req.id,
+    // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
+    const stream = streams.open(req, reply, {
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES,
+      onHeartbeat: () => {
+        ofrep.isUsable(keyId).then((usable) => (usable ? undefined : stream.end()), () => undefined);
+        ofrep.version().then(refetch, () => undefined);
+      },
+      onEnd: () => stop(),
     });
-    streams.add(res);
-    const write = (text: string) => {
-      if (res.writableEnded) return;
-      res.write(text);
-      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) end();
-    };
     const refetch = (version: string) => {
       if (version === sent) return;
       sent = version;
-      write(`id: ${version}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: version })}\n\n`);
+      stream.write(`id: ${version}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: version })}\n\n`);
     };
-    // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
-    const heartbeat = setInterval(() => {
-      ofrep.isUsable(keyId).then((usable) => (usable ? undefined : end()), () => undefined);
-      ofrep.version().then(refetch, () => undefined);
-      write(': heartbeat\n\n');
-    }, heartbeatSeconds * 1000);
-    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => end() });
-    const end = () => {
-      clearInterval(heartbeat);
-      stop();
-      streams.delete(res);
-      if (!res.writableEnded) res.end();
-    };
-    res.on('close', end);
-    const lastEventId = req.headers['last-event-id'];
+    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => stream.end() });
     // An id without data sets the client's Last-Event-ID, so a reconnect tells which version it had heard of.
-    write(`retry: ${RECONNECT_HINT_MS}\nid: ${sent}\n\n`);
-    if (lastEventId !== undefined && lastEventId !== sent) {
-      write(`id: ${sent}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: sent })}\n\n`);
+    stream.write(`id: ${sent}\n\n`);
+    if (stream.lastEventId !== undefined && stream.lastEventId !== sent) {
+      stream.write(`id: ${sent}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: sent })}\n\n`);
     }
   });
 };

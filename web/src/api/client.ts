@@ -12,9 +12,6 @@ let onUnauthorized: () => void = () => undefined;
 export function setToken(value: string | null): void {
   token = value;
 }
-export function getToken(): string | null {
-  return token;
-}
 export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
