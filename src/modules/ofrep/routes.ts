@@ -27,6 +27,16 @@ const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 1_000;
 export const STREAM_TOKEN_REFUSED = 'Invalid or expired event stream token';
 
+/**
+ * The schemas of the evaluation routes document them (OpenAPI); their answers are OFREP's own, decided by the service
+ * from the body as parsed (readRequest), so Ajv's check, whose result attachValidation would discard, is not run.
+ */
+const documentedOnly = () => () => true;
+
+/** The JSON text each parsed body came from: the service bounds the context's size by it (checkParsedContext). */
+const sources = new WeakMap<object, string>();
+const sourceOf = (body: unknown): string | undefined => (typeof body === 'object' && body !== null ? sources.get(body) : undefined);
+
 function send(reply: FastifyReply, answer: OfrepReply) {
   if (answer.etag) reply.header('ETag', answer.etag).header('Cache-Control', 'no-cache');
   if (answer.status === 304) return reply.code(304).send();
@@ -46,11 +56,14 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     if (exceedsDepth(text, MAX_JSON_DEPTH)) return done(null, UNPARSABLE);
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      done(null, UNPARSABLE);
+      return done(null, UNPARSABLE);
     }
+    if (typeof parsed === 'object' && parsed !== null) sources.set(parsed, text);
+    done(null, parsed);
   });
 
   const streams = eventStreams(app);
@@ -58,6 +71,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
   app.post('/evaluate/flags/:key', {
     config: { access: apiKey({ bearer: true }) },
     attachValidation: true,
+    validatorCompiler: documentedOnly,
     schema: {
       ...beta, tags, operationId: 'ofrepEvaluateFlag',
       summary: 'OFREP: evaluate one flag for a context',
@@ -68,11 +82,12 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       params: OfrepFlagParams, body: OfrepRequest,
       response: { 200: OfrepSuccess, 400: OfrepFailure, 404: OfrepFailure, ...errorResponses(401, 429) },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body)));
+  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body, sourceOf(req.body))));
 
   app.post('/evaluate/flags', {
     config: { access: apiKey({ bearer: true }) },
     attachValidation: true,
+    validatorCompiler: documentedOnly,
     schema: {
       ...beta, tags, operationId: 'ofrepEvaluateFlags',
       summary: 'OFREP: evaluate every flag for a context; ETag and 304; an event stream announcing changes',
@@ -88,7 +103,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
         ...errorResponses(401, 429),
       },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'])));
+  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'], sourceOf(req.body))));
 
   app.get(STREAM_PATH.slice('/ofrep/v1'.length), {
     // The token in the URL is the credential (an EventSource sends no custom header); CORS as the API-key routes.
