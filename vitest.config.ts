@@ -19,7 +19,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'api', include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'] },
+        test: {
+          name: 'api',
+          // Migrates an embedded database once; each test file's PGlite starts from its dump.
+          globalSetup: ['./test/global-setup.ts'],
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'],
+        },
       },
       'web/vitest.config.ts',
     ],

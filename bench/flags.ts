@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { api, machine, measure, signIn, startServer, table, waitForHealth, writeSection, type Measured } from './lib.js';
+import { api, cpuSeconds, machine, measure, signIn, startServer, table, waitForHealth, writeSection, type Measured } from './lib.js';
 
 const FLAGS = 50;
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -98,20 +98,27 @@ try {
   // share is the median of the rounds' shares.
   const loadBefore = load();
   const rounds: Array<{ flags: Measured; bare: Measured; share: number }> = [];
-  const ofrepRounds: Array<{ bulk: Measured; single: Measured; share: number }> = [];
+  const ofrepRounds: Array<{ bulk: Measured; single: Measured; share: number; cpuShare: number }> = [];
+  // The service's CPU per request as well as its throughput: on a loaded machine the first moves much less.
+  const onService = async (label: string, options: Parameters<typeof measure>[1]): Promise<Measured> => {
+    const before = cpuSeconds(server.pid);
+    const m = await measure(label, options, 0);
+    m.cpuUsPerRequest = Math.round(((cpuSeconds(server.pid) - before) * 1e6) / Math.max(1, m.requests));
+    return m;
+  };
   for (let r = 1; r <= ROUNDS; r++) {
     // OFREP bulk right before the user route, the user route right before the bare one: each share compares
     // neighbours.
-    const bulk = await measure(`round ${r}: OFREP bulk, POST /ofrep/v1/evaluate/flags`, { ...bulkRoute, duration: ROUND_SECONDS }, 0);
-    const flags = await measure(`round ${r}: GET /feature-flags/user/{id}, ${FLAGS} flags x 3 conditions`, { ...flagRoute, duration: ROUND_SECONDS }, 0);
+    const bulk = await onService(`round ${r}: OFREP bulk, POST /ofrep/v1/evaluate/flags`, { ...bulkRoute, duration: ROUND_SECONDS });
+    const flags = await onService(`round ${r}: GET /feature-flags/user/{id}, ${FLAGS} flags x 3 conditions`, { ...flagRoute, duration: ROUND_SECONDS });
     const bare = await measure(`round ${r}: bare Fastify route, same JSON`, { ...bareRoute, duration: ROUND_SECONDS }, 0);
-    const single = await measure(`round ${r}: OFREP single, POST /ofrep/v1/evaluate/flags/{key}`, { ...singleRoute, duration: ROUND_SECONDS }, 0);
+    const single = await onService(`round ${r}: OFREP single, POST /ofrep/v1/evaluate/flags/{key}`, { ...singleRoute, duration: ROUND_SECONDS });
     const share = flags.requestsPerSecond / bare.requestsPerSecond;
     flags.label += ` (${Math.round(share * 100)}% of the bare route)`;
     rounds.push({ flags, bare, share });
     const ofrepShare = bulk.requestsPerSecond / flags.requestsPerSecond;
     bulk.label += ` (${Math.round(ofrepShare * 100)}% of the user route)`;
-    ofrepRounds.push({ bulk, single, share: ofrepShare });
+    ofrepRounds.push({ bulk, single, share: ofrepShare, cpuShare: flags.cpuUsPerRequest! / bulk.cpuUsPerRequest! });
   }
   const loadAfter = load();
   const median = [...rounds].sort((x, y) => x.share - y.share)[Math.floor(ROUNDS / 2)];
@@ -140,23 +147,30 @@ Flag route throughput: **${share}%** of the bare route, median of rounds at ${ro
 Evaluations read no database row: the compiled ruleset is held in memory and rebuilt after a flag or segment write.`);
 
   const ofrepMedian = Math.round([...ofrepRounds].sort((x, y) => x.share - y.share)[Math.floor(ROUNDS / 2)].share * 100);
+  const cpuMedian = Math.round([...ofrepRounds].sort((x, y) => x.cpuShare - y.cpuShare)[Math.floor(ROUNDS / 2)].cpuShare * 100);
+  const cpuShares = ofrepRounds.map((r) => `${Math.round(r.cpuShare * 100)}%`).join(', ');
   const ofrepRows = rounds.flatMap((r, i) => [r.flags, ofrepRounds[i].bulk, ofrepRounds[i].single]);
   console.table(ofrepRows);
   console.log(`OFREP bulk share of the user route per round: ${ofrepRounds.map((r) => Math.round(r.share * 100)).join('%, ')}%; median ${ofrepMedian}% (target >= 80%)`);
+  console.log(`service CPU per request, user route / OFREP bulk, per round: ${cpuShares}; median ${cpuMedian}%`);
   writeSection('ofrep', `## OFREP: bulk and single evaluation beside GET /feature-flags/user/{id} (issue 28)
 
 Machine: ${machine()}; measured in the same run and server as the feature-flags section (${FLAGS} flags, autocannon
 with 50 connections, a different user id per request, the same 4 attributes); 1-minute load average ${loadBefore} before and
 ${loadAfter} after the rounds. OFREP requests send them as the POST body \`{"context": {"targetingKey": "user-N", ...}}\`. Each
 of the ${ROUNDS} rounds measures OFREP bulk (every flag: value, variant, reason, metadata, the event stream entry and an ETag
-hashing the answer), the user route, the bare route and OFREP single (one flag, with the satisfied rule in its
+mixed from digests of the answer's pieces, each computed once per ruleset snapshot), the user route, the bare route and OFREP single (one flag, with the satisfied rule in its
 metadata) for ${ROUND_SECONDS} s each, in that order; the share is bulk over the user route of the same round (measured
 back to back), median of rounds. Command: \`npm run build && npx tsx bench/flags.ts\`.
 
-${table(ofrepRows)}
+The service's CPU time per request (user + system, from /proc, over each measured run) is beside each route: it
+moves much less with the machine's load than the throughput does, and the ratio of the user route's to OFREP bulk's
+is the throughput share OFREP bulk would have where the service is CPU-bound.
+
+${table(ofrepRows, (m) => (m.cpuUsPerRequest === undefined ? '' : `service CPU ${m.cpuUsPerRequest} us/request`))}
 
 OFREP bulk throughput: **${ofrepMedian}%** of GET /feature-flags/user/{id}, median of rounds at ${ofrepRounds.map((r) => Math.round(r.share * 100)).join('%, ')}%
-(target at least 80%).`);
+(target at least 80%). Service CPU per request, user route over OFREP bulk: **${cpuMedian}%**, median of rounds at ${cpuShares}.`);
 } finally {
   if (bareServer) await stop(bareServer);
   await server.stop();

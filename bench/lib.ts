@@ -10,7 +10,20 @@ export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://
 
 export interface Server {
   base: string;
+  /** The service's process id (for cpuSeconds). */
+  pid: number;
   stop(): Promise<void>;
+}
+
+/**
+ * CPU time (user + system, seconds) a process has used so far, from /proc (Linux; clock ticks of 1/100 s). On a
+ * shared machine the CPU a route costs per request moves much less than its throughput, which follows the share of
+ * the cores the process gets.
+ */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  // After "pid (comm) ", utime and stime are the 12th and 13th fields.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
@@ -33,6 +46,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
   await waitForHealth(base);
   return {
     base,
+    pid: child.pid!,
     async stop() {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -81,6 +95,10 @@ export interface Measured {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Requests answered in the measured run. */
+  requests: number;
+  /** The server's CPU time per request answered, in microseconds, when measured (cpuSeconds). */
+  cpuUsPerRequest?: number;
 }
 
 /** A warm-up (JIT, connection pools; 3 s unless told) whose numbers are discarded, then the measured run. */
@@ -94,6 +112,7 @@ export async function measure(label: string, options: autocannon.Options, warmUp
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    requests: result.requests.total,
   };
 }
 

@@ -9,15 +9,19 @@
  * 2. Streaming latency: two API instances in this process on PostgreSQL (a fresh schema of BENCH_DATABASE_URL) and
  *    Redis (BENCH_REDIS_URL) for the bus; an @uplift/sdk client streams from instance B while a flag is toggled
  *    through instance A's API, CHANGES times; latency = from sending the toggle to the client holding the new ruleset.
+ * 3. SDK_BENCH=typed (issue 28): typed evaluation (`getValue`, `getDetails` on string, number and json flags with a
+ *    variation rule and a split) against boolean `isEnabled` in the same runs; written to the `sdk-typed` section.
  * Run: npx tsx bench/sdk.ts   (targets: >= 5,000,000 evaluations/s; p99 < 100 ms)
+ *      SDK_BENCH=typed npx tsx bench/sdk.ts   (target: typed evaluation >= 5,000,000 evaluations/s)
  */
 import { randomUUID } from 'node:crypto';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Uplift } from '../sdk/src/index.js';
 import type { Ruleset } from '../sdk/src/types.js';
 import { buildApp } from '../src/app.js';
+import { evaluateFlag, flagDefinitionOf, type FlagDefinition } from '../src/targeting/index.js';
 import { loadConfig } from '../src/config.js';
 import { connectDatabase } from '../src/db/client.js';
 import { migrate } from '../src/db/migrate.js';
@@ -61,9 +65,18 @@ function ruleset(): Ruleset {
   };
 }
 
+/** The values of the typed flags' 3 variations, by value type; `getValue` reads each with a default of its type. */
+const TYPED_VALUES = {
+  string: { values: ['Buy now', 'Place order', 'Checkout'], fallback: 'default' },
+  number: { values: [1, 2.5, 10], fallback: 0 },
+  json: { values: [{ copy: 'a', size: 1 }, { copy: 'b', size: 2 }, [1, 2, 3]], fallback: {} },
+} as const;
+const TYPES = ['string', 'number', 'json'] as const;
+const typeOf = (i: number) => TYPES[i % TYPES.length];
+
 /**
- * The same 50 flags as typed flags (string values): 3 variations, a variation rule on the country serving one, and
- * a 34/33/33 split for everyone else; read with `getValue`.
+ * The same 50 flags as typed flags (string, number and json in turn): 3 variations, a variation rule on the country
+ * serving one, and a 34/33/33 split for everyone else; read with `getValue` and `getDetails`.
  */
 function typedRuleset(): Ruleset {
   const base = ruleset();
@@ -72,8 +85,8 @@ function typedRuleset(): Ruleset {
     split_bucketing: { name: 'murmur3_32_split', version: 1 },
     flags: base.flags.map((f, i) => ({
       ...f,
-      value_type: 'string' as const,
-      variations: [{ key: 'a', value: 'Buy now' }, { key: 'b', value: 'Place order' }, { key: 'c', value: 'Checkout' }],
+      value_type: typeOf(i),
+      variations: TYPED_VALUES[typeOf(i)].values.map((value, v) => ({ key: 'abc'[v], value })),
       off_variation: 'c',
       variation_rules: [{ targeting_rules: { logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: 'country', operator: 'equals', value: COUNTRIES[i % COUNTRIES.length] }] }] }, variation: 'b' }],
       variation_split: [{ variation: 'a', weight: 34 }, { variation: 'b', weight: 33 }, { variation: 'c', weight: 33 }],
@@ -164,7 +177,8 @@ async function evaluationBench(): Promise<string> {
   const minimal = minimalEvaluator();
   const hand = (f: number, u: number) => minimal(f, users[u], contexts[u]);
   const typedClient = new Uplift({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused', bootstrap: typedRuleset(), updates: 'off' });
-  const typed = (f: number, u: number) => typedClient.getValue<string>(keys[f], users[u], 'default', ctx[u]) === 'Place order';
+  const fallbacks = keys.map((_, f) => TYPED_VALUES[typeOf(f)].fallback as unknown);
+  const typed = (f: number, u: number) => typedClient.getValue(keys[f], users[u], fallbacks[f], ctx[u]) !== fallbacks[f];
   // Both evaluators must agree on every answer: otherwise the comparison measures different work.
   for (let u = 0; u < 2000; u++) for (let f = 0; f < FLAGS; f++) if (sdk(f, u) !== hand(f, u)) throw new Error(`evaluators disagree: flag ${f} user ${u}`);
   run(sdk); run(hand); runAll(client); run(typed); // warm-up
@@ -198,6 +212,56 @@ async function evaluationBench(): Promise<string> {
       `${fmt(18e6 * median(rows.map((r) => r.all / r.hand)))}/s through \`allEnabled\` (an estimate, not a measurement).`,
     `${fmt(on)} of the ${fmt(EVALUATIONS)} evaluations of a run are on (both evaluators agree on every answer checked).`,
   ].join('\n');
+}
+
+/**
+ * Typed evaluation against boolean evaluation in the same runs (issue 28): `getValue` and `getDetails` on the typed
+ * ruleset (string, number and json flags, a variation rule and a split), `isEnabled` on the boolean one (same targeting
+ * rules and rollout) as the reference, alternating, RUNS runs; the ratio of each run is the robust number on a shared
+ * machine. Every typed answer of the first 2,000 users is checked against the reference evaluator (evaluateFlag).
+ */
+async function typedBench(): Promise<{ markdown: string; typedMedian: number; ratio: number }> {
+  const keys = Array.from({ length: FLAGS }, (_, i) => `bench-flag-${i}`);
+  const ctx = contexts as unknown as Array<Record<string, unknown>>;
+  const booleanClient = new Uplift({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused', bootstrap: ruleset(), updates: 'off' });
+  const typedSet = typedRuleset();
+  const typedClient = new Uplift({ baseUrl: 'http://127.0.0.1:9', apiKey: 'unused', bootstrap: typedSet, updates: 'off' });
+  const fallbacks = keys.map((_, f) => TYPED_VALUES[typeOf(f)].fallback as unknown);
+  const boolean = (f: number, u: number) => booleanClient.isEnabled(keys[f], users[u], ctx[u]);
+  const value = (f: number, u: number) => typedClient.getValue(keys[f], users[u], fallbacks[f], ctx[u]) !== fallbacks[f];
+  const details = (f: number, u: number) => !typedClient.getDetails(keys[f], users[u], fallbacks[f], ctx[u]).is_default;
+  for (let u = 0; u < 2000; u++) {
+    for (let f = 0; f < FLAGS; f++) {
+      const expected = evaluateFlag(flagDefinitionOf(typedSet.flags[f] as FlagDefinition), users[u], ctx[u]);
+      const got = typedClient.getDetails(keys[f], users[u], fallbacks[f], ctx[u]);
+      if (got.value !== (expected.variation === undefined ? fallbacks[f] : expected.value) || got.variation !== expected.variation || got.variation_reason !== expected.variation_reason) {
+        throw new Error(`typed answer differs from evaluateFlag: flag ${f} user ${u}`);
+      }
+    }
+  }
+  run(boolean); run(value); run(details); // warm-up
+  const rows: Array<{ boolean: number; value: number; details: number; served: number }> = [];
+  for (let i = 0; i < RUNS; i++) {
+    const b = run(boolean);
+    const v = run(value);
+    const d = run(details);
+    rows.push({ boolean: b.perSecond, value: v.perSecond, details: d.perSecond, served: v.on });
+    console.log(`run ${i + 1}: isEnabled (boolean) ${fmt(b.perSecond)}/s, getValue (typed) ${fmt(v.perSecond)}/s (${((v.perSecond / b.perSecond) * 100).toFixed(0)} %), getDetails (typed) ${fmt(d.perSecond)}/s (${((d.perSecond / b.perSecond) * 100).toFixed(0)} %)`);
+  }
+  await booleanClient.close();
+  await typedClient.close();
+  const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
+  const ratio = median(rows.map((r) => r.value / r.boolean));
+  const markdown = [
+    '| Run | `isEnabled`, boolean flags (reference) | `getValue`, typed flags | `getValue` / `isEnabled` | `getDetails`, typed flags | `getDetails` / `isEnabled` |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r, i) => `| ${i + 1} | ${fmt(r.boolean)} | ${fmt(r.value)} | ${pct(r.value / r.boolean)} | ${fmt(r.details)} | ${pct(r.details / r.boolean)} |`),
+    `| median | ${fmt(median(rows.map((r) => r.boolean)))} | **${fmt(median(rows.map((r) => r.value)))}** | **${pct(ratio)}** | ${fmt(median(rows.map((r) => r.details)))} | ${pct(median(rows.map((r) => r.details / r.boolean)))} |`,
+    '',
+    `${fmt(rows[0].served)} of the ${fmt(EVALUATIONS)} typed evaluations of a run serve a variation (every flag has an off ` +
+      'variation); the typed answers of the first 2,000 users, every flag, equal those of the reference evaluateFlag.',
+  ].join('\n');
+  return { markdown, typedMedian: median(rows.map((r) => r.value)), ratio };
 }
 
 async function streamingBench(): Promise<string> {
@@ -272,6 +336,29 @@ async function post(base: string, path: string, body: unknown, headers: Record<s
   });
   if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, unknown>;
+}
+
+// SDK_BENCH=typed: typed against boolean evaluation only, written to the `sdk-typed` section of docs/benchmarks.md.
+if (process.env.SDK_BENCH === 'typed') {
+  const before = loadavg()[0].toFixed(1);
+  const typed = await typedBench();
+  const after = loadavg()[0].toFixed(1);
+  console.log(typed.markdown);
+  writeSection('sdk-typed', `## SDK typed evaluation (issue 28): getValue and getDetails beside isEnabled
+
+Machine: ${machine()}, ${new Date().toISOString().slice(11, 16)} UTC; shared with other work (1-minute load average ${before} before
+and ${after} after the runs, on ${cpus().length} cores). In one process: the 50 flags of the evaluation benchmark above (3 conditions,
+50 % rollout) as typed flags (string, number and json in turn, 3 variations each, a variation rule on the country
+serving one, a 34/33/33 split for everyone else, an off variation), read with \`getValue\` and \`getDetails\` with a
+default of the flag's type; the same flags as boolean flags read with \`isEnabled\` are the reference, measured in
+the same runs (${RUNS} runs alternating the three, ${fmt(EVALUATIONS)} evaluations each: every user against every flag, contexts built
+before timing). Target: typed evaluation at least 5,000,000 evaluations/s. Command: \`SDK_BENCH=typed npx tsx bench/sdk.ts\`.
+
+${typed.markdown}
+
+Typed \`getValue\`: **${fmt(typed.typedMedian)} evaluations/s** (median of runs), **${(typed.ratio * 100).toFixed(0)} %** of boolean \`isEnabled\` in the same runs;
+the target (5,000,000/s) is ${typed.typedMedian >= 5e6 ? 'met' : '**not met** in this run'}.`);
+  process.exit(0);
 }
 
 const loadBefore = loadavg()[0].toFixed(1);

@@ -23,6 +23,7 @@ import { createExportService } from './modules/export/service.js';
 import pino from 'pino';
 import { createScheduler } from './platform/scheduler.js';
 import { createExperimentsService } from './modules/experiments/service.js';
+import { createMetricDefinitionsService } from './modules/metric-definitions/service.js';
 import { createExperimentsReadModel } from './modules/experiments/read-model.js';
 import { createFlagsReadModel } from './modules/feature-flags/read-model.js';
 import { createMutualExclusionReadModel } from './modules/mutual-exclusion/read-model.js';
@@ -134,6 +135,7 @@ export function createServices(deps: PlatformDeps) {
   const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs });
   const sdk = createSdkService({ snapshot: flags.snapshot, bus });
   const ofrep = createOfrepService({ flags, segments, sdk, apiKeys, bus, clock, secretKey: config.secretKey });
+  const metricDefinitions = createMetricDefinitionsService({ db, audit, clock, experiments: experimentsReadModel });
   const experiments = createExperimentsService({
     db,
     audit,
@@ -141,6 +143,7 @@ export function createServices(deps: PlatformDeps) {
     bus,
     cache: config.cacheEnabled ? deps.cache : undefined,
     segments,
+    metricDefinitions,
     users,
     splitUrl: config.deploymentProfile === 'full' ? splitUrlConfigs : undefined,
     notifications,
@@ -226,7 +229,7 @@ export function createServices(deps: PlatformDeps) {
   return {
     users, apiKeys, auth, idpAuth, rbac, integrations, notifications,
     trackingData, flagsReadModel, exclusionGroups, experimentsReadModel,
-    segments, flags, sdk, ofrep, experiments, mutualExclusion, holdout, wizard,
+    segments, flags, sdk, ofrep, metricDefinitions, experiments, mutualExclusion, holdout, wizard,
     events, assignmentWriter, bandit, tracking, counters,
     results, interactions, power,
     rolloutSchedules, errorReports, safety, metrics,

@@ -41,7 +41,6 @@ const failure = <T>(value: T, errorCode: ErrorCode, errorMessage: string): Resol
   errorMessage,
 });
 
-/** OpenFeature's context minus the targeting key: the attributes Uplift's rules read. */
 /**
  * A context value as the service would receive it in JSON: OpenFeature contexts may hold `Date`s, which reach the
  * service as ISO strings, so the local evaluation compares the same text. Copies only the parts holding a Date.
@@ -63,6 +62,7 @@ function asJson(value: unknown): unknown {
   return value;
 }
 
+/** The targeting key as the user id, and OpenFeature's context minus it: the attributes Uplift's rules read. */
 function split(context: EvaluationContext): { userId: string | undefined; attributes: Attributes } {
   const { targetingKey, ...attributes } = context;
   return { userId: typeof targetingKey === 'string' && targetingKey !== '' ? targetingKey : undefined, attributes: asJson(attributes) as Attributes };

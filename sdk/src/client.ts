@@ -109,11 +109,11 @@ export class Uplift extends ClientCore {
   getValue<T>(flagKey: string, userId: string, defaultValue: T, attributes?: Attributes): T {
     // getDetails(...).value without building the details (the hot path of typed flags).
     const current = this.current;
-    const flag = current?.byKey.get(flagKey);
-    if (flag === undefined) return defaultValue;
-    const type = current!.typeByKey.get(flagKey);
+    const entry = current?.valueByKey.get(flagKey);
+    if (entry === undefined) return defaultValue;
+    const type = entry.type;
     if (type !== typeOfValue(defaultValue)) return defaultValue;
-    const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
+    const evaluation = entry.flag.evaluate(userId, attributes ?? EMPTY, current!.env);
     if (type === 'boolean') return evaluation.reason === 'error' ? defaultValue : (evaluation.enabled as T);
     return evaluation.variation === undefined ? defaultValue : (evaluation.value as T);
   }
@@ -121,11 +121,11 @@ export class Uplift extends ClientCore {
   /** getValue with the variation served and the reason (see ValueDetails). */
   getDetails<T>(flagKey: string, userId: string, defaultValue: T, attributes?: Attributes): ValueDetails<T> {
     const current = this.current;
-    const flag = current?.byKey.get(flagKey);
-    if (flag === undefined) return { value: defaultValue, reason: 'not_found', is_default: true };
-    const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
-    const type = current!.typeByKey.get(flagKey);
+    const entry = current?.valueByKey.get(flagKey);
+    if (entry === undefined) return { value: defaultValue, reason: 'not_found', is_default: true };
+    const type = entry.type;
     if (type !== typeOfValue(defaultValue)) return { value: defaultValue, reason: 'type_mismatch', is_default: true };
+    const evaluation = entry.flag.evaluate(userId, attributes ?? EMPTY, current!.env);
     if (type === 'boolean') {
       if (evaluation.reason === 'error') return { value: defaultValue, reason: 'error', is_default: true };
       return { value: evaluation.enabled as T, variation: evaluation.enabled ? 'on' : 'off', reason: evaluation.reason, is_default: false };

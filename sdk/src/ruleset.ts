@@ -17,6 +17,8 @@ import {
 } from '../../src/targeting/index.js';
 import type { Ruleset, RulesetFlag, RulesetSegment } from './types.js';
 
+type ValueType = 'boolean' | 'string' | 'number' | 'json';
+
 export interface CompiledRuleset {
   /** The service's version of it (the ETag's value), when known. */
   version: string | undefined;
@@ -24,7 +26,9 @@ export interface CompiledRuleset {
   /** Every flag (archived ones answer `disabled`). */
   byKey: Map<string, FlagEvaluator>;
   /** Each flag's value type (`boolean` for a flag without one). */
-  typeByKey: Map<string, 'boolean' | 'string' | 'number' | 'json'>;
+  typeByKey: Map<string, ValueType>;
+  /** Each flag's evaluator and value type, for getValue's one lookup. */
+  valueByKey: Map<string, { flag: FlagEvaluator; type: ValueType }>;
   /** The flags that are not archived: what `allEnabled` answers for, as the service's user route does. */
   liveKeys: string[];
   live: FlagSetEvaluator;
@@ -145,6 +149,7 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
   const evaluators = flags.map((f, i) => decidedWithoutMembers(set.flags[i], idListsNamed(f, listed), segments));
   const byKey = new Map(flags.map((f, i): [string, FlagEvaluator] => [f.key, evaluators[i]]));
   const typeByKey = new Map(flags.map((f) => [f.key, f.value_type ?? 'boolean'] as const));
+  const valueByKey = new Map(flags.map((f, i) => [f.key, { flag: evaluators[i], type: f.value_type ?? 'boolean' }] as const));
   const compiled = set.live;
   const liveKeys = set.liveIndexes.map((i) => flags[i].key);
   const liveFlags = set.liveIndexes.map((i) => evaluators[i]);
@@ -163,7 +168,7 @@ export function compileRuleset(input: unknown, version?: string): CompiledRulese
       return out;
     },
   };
-  return { version, ruleset: data as unknown as Ruleset, byKey, typeByKey, liveKeys, live, env: { segments: (id) => segments.get(id) } };
+  return { version, ruleset: data as unknown as Ruleset, byKey, typeByKey, valueByKey, liveKeys, live, env: { segments: (id) => segments.get(id) } };
 }
 
 /** The keys whose definition differs between two rulesets (added, removed or changed), for change listeners. */

@@ -1,6 +1,8 @@
 /**
  * A Server-Sent Events parser (the WHATWG event-stream format) fed with decoded text chunks. EventSource cannot send
- * the X-API-Key header, so the clients read the stream through fetch and parse it here.
+ * the X-API-Key header (nor the dashboard's bearer token), so the clients read the stream through fetch and parse it
+ * here: the SDK's ruleset stream and the dashboard's audit stream (web/src/features/audit-logs/hooks.ts imports this
+ * file from its source) share this one parser.
  */
 export interface SseEvent {
   event: string;

@@ -3,7 +3,7 @@
  * converters for conversion metrics, Welch's t-test on per-user totals for the others, corrected over every
  * treatment of the metric.
  */
-import { adjust, compareProportions, fisherExactTwoSided, summaryFromSums, welchTTest, type SampleSummary } from '../stats/index.js';
+import { adjust, compareProportions, finiteOrNull, fisherExactTwoSided, summaryFromSums, welchTTest, type SampleSummary } from '../stats/index.js';
 import type { CorrectionMethod } from './domain.js';
 import type { ArmTotals, Variant } from './snapshot.js';
 import { totalsOf } from './snapshot.js';
@@ -19,8 +19,8 @@ export function metricKind(metricType: string): MetricKind {
 
 export const TEST_OF: Record<MetricKind, 'fisher_exact' | 'welch_t'> = { conversion: 'fisher_exact', count: 'welch_t', value: 'welch_t' };
 
-/** The value if finite, else null: nothing NaN or infinite reaches JSON. */
-export const finite = (v: number | null | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** The value if finite, else null: nothing NaN or infinite reaches JSON (the stats package's guard, by its short name here). */
+export const finite = finiteOrNull;
 
 /** alpha = 1 - level, rounded so that 0.95 gives 0.05 rather than its binary neighbour. */
 export const alphaFor = (confidenceLevel: number) => Math.round((1 - confidenceLevel) * 1e12) / 1e12;

@@ -31,6 +31,8 @@ export interface Database {
   searchPath: string | undefined;
   /** Connections of the PostgreSQL pool (metrics); absent for the embedded database. */
   poolStats?: () => { total: number; idle: number; waiting: number };
+  /** The embedded database's data directory as a tar (a template for `pgliteTemplate`); absent on PostgreSQL. */
+  dumpDataDir?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -44,13 +46,15 @@ export interface ConnectOptions {
   poolSize?: number;
   /** Cancels a statement running longer than this (milliseconds); 0 or unset = no limit. */
   statementTimeoutMs?: number;
+  /** In-memory PGlite only: start from this data directory dump (`PGlite.dumpDataDir`) instead of an empty one. */
+  pgliteTemplate?: Blob;
 }
 
 const drizzleOptions = { schema, casing: 'snake_case' as const };
 
 export async function connectDatabase(options: ConnectOptions): Promise<Database> {
   if (options.databaseUrl) return connectPostgres(options.databaseUrl, options);
-  return connectPglite(options.dataDir ?? './data', options.searchPath, options.statementTimeoutMs);
+  return connectPglite(options.dataDir ?? './data', options.searchPath, options.statementTimeoutMs, options.pgliteTemplate);
 }
 
 function connectPostgres(url: string, options: ConnectOptions): Database {
@@ -85,12 +89,17 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
   };
 }
 
-async function connectPglite(dataDir: string, searchPath: string | undefined, statementTimeoutMs = 0): Promise<Database> {
+async function connectPglite(
+  dataDir: string,
+  searchPath: string | undefined,
+  statementTimeoutMs = 0,
+  template?: Blob,
+): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   const releaseLock = inMemory ? () => undefined : lockDataDir(dataDir);
   let client: PGlite;
   try {
-    client = inMemory ? new PGlite() : new PGlite(resolve(dataDir, 'pg'));
+    client = inMemory ? new PGlite(template ? { loadDataDir: template } : {}) : new PGlite(resolve(dataDir, 'pg'));
     await client.waitReady;
     if (searchPath) await client.exec(`CREATE SCHEMA IF NOT EXISTS ${searchPath}; SET search_path TO ${searchPath}`);
     if (statementTimeoutMs > 0) await client.exec(`SET statement_timeout = ${Math.trunc(statementTimeoutMs)}`);
@@ -110,6 +119,7 @@ async function connectPglite(dataDir: string, searchPath: string | undefined, st
       ),
     connectionString: undefined,
     searchPath,
+    dumpDataDir: () => client.dumpDataDir('none'),
     close: async () => {
       try {
         await client.close();

@@ -17,6 +17,7 @@ import { featureFlagsRoutes } from './feature-flags/routes.js';
 import { sdkRoutes } from './sdk/routes.js';
 import { ofrepRoutes } from './ofrep/routes.js';
 import { experimentsRoutes } from './experiments/routes.js';
+import { metricDefinitionsRoutes } from './metric-definitions/routes.js';
 import { mutualExclusionRoutes } from './mutual-exclusion/routes.js';
 import { holdoutRoutes } from './holdout/routes.js';
 import { wizardRoutes } from './wizard/routes.js';
@@ -150,6 +151,13 @@ export const MODULES: ModuleEntry[] = [
     profiles: EVERY_PROFILE,
     register: (app, { services }) =>
       app.register(experimentsRoutes, { prefix: '/api/v1/experiments', experiments: services.experiments }),
+  },
+  {
+    // Core: an experiment metric may name a definition, and experiments are core.
+    name: 'metric-definitions',
+    profiles: EVERY_PROFILE,
+    register: (app, { services }) =>
+      app.register(metricDefinitionsRoutes, { prefix: '/api/v1/metric-definitions', definitions: services.metricDefinitions }),
   },
   {
     name: 'mutual-exclusion',

@@ -1,10 +1,10 @@
-import type { ErrorObject } from 'ajv';
-import type { Loc, ValidationIssue } from './errors.js';
-
 /**
  * Maps AJV errors to FastAPI's 422 items `{type, loc, msg, ctx?}`. The submitted value is never repeated:
  * AJV runs with `verbose` only so that a null or missing value can be told apart from a wrong type.
  */
+import type { ErrorObject } from 'ajv';
+import type { Loc, ValidationIssue } from './errors.js';
+
 const PART_TO_LOC: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 const TYPE_NAMES: Record<string, [string, string]> = {
@@ -104,13 +104,14 @@ export function toValidationIssue(error: ErrorObject, part: string): ValidationI
   }
 }
 
-/**
- * Schema compositions (anyOf/oneOf) make AJV report every branch's failure. Keep one item per location, preferring
- * the most specific, and drop the composite's own summary, as FastAPI lists one error per field.
- */
-/** A 422 lists at most this many issues. */
+/** A 422 lists at most this many issues: AJV's errors past this many are not read. */
 export const MAX_VALIDATION_ERRORS = 50;
 
+/**
+ * Schema compositions (anyOf/oneOf, if/then) make AJV report every branch's failure and then a summary of its own.
+ * The summaries are dropped and one item is kept per location and type (the first AJV reported), so that, as in
+ * FastAPI, a field is not listed once per branch; a list of nothing but summaries keeps its first.
+ */
 export function toValidationIssues(errors: ErrorObject[], part: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();

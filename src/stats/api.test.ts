@@ -137,4 +137,21 @@ describe('public API is total (no throw, no NaN/Infinity)', () => {
     80,
   );
   run('compareProportions', fc.tuple(count, count, count, count, rate), stats.compareProportions);
+  const ratioStats = fc.record({ n: count, sum_x: anyNumber, sum_y: anyNumber, sum_x2: anyNumber, sum_y2: anyNumber, sum_xy: anyNumber });
+  run('compareRatios', fc.tuple(ratioStats, ratioStats, rate), stats.compareRatios);
+  const capping = fc.oneof(
+    fc.constant({ type: 'none' as const }),
+    fc.record({ type: fc.constant('absolute' as const), value: anyNumber }),
+    fc.record({ type: fc.constant('percentile' as const), p: rate }),
+  );
+  run('capGroups', fc.tuple(fc.array(fc.array(anyNumber, { maxLength: 8 }), { maxLength: 3 }), capping), stats.capGroups);
+  run('quantileRanks', fc.tuple(count, rate, rate), stats.quantileRanks);
+  run('quantileSummary', fc.tuple(fc.array(anyNumber, { maxLength: 30 }), rate, rate), stats.quantileSummary);
+  const quantileSummary = fc.record({
+    n: count,
+    quantile: anyNumber,
+    lower: fc.option(anyNumber, { nil: null }),
+    upper: fc.option(anyNumber, { nil: null }),
+  });
+  run('compareQuantiles', fc.tuple(quantileSummary, quantileSummary, rate, rate), stats.compareQuantiles);
 });

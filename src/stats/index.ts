@@ -99,4 +99,29 @@ export {
   type GuardrailDirection,
   type GuardrailDegenerateReason,
 } from './guardrail.js';
+export { finiteOrNull } from './numeric.js';
 export { sequentialSrm, srmLogBayesFactor, SRM_PRIOR_CONCENTRATION, type SequentialSrmResult } from './srm-sequential.js';
+export {
+  ratioArm,
+  compareRatios,
+  type RatioStats,
+  type RatioArm,
+  type RatioComparison,
+  type RatioDegenerateReason,
+} from './ratio.js';
+export {
+  capGroups,
+  quantileLinear,
+  type Capping,
+  type CappedGroup,
+  type CappingResult,
+} from './capping.js';
+export {
+  quantileRanks,
+  quantileSummary,
+  compareQuantiles,
+  type QuantileSummary,
+  type QuantileArm,
+  type QuantileComparison,
+  type QuantileDegenerateReason,
+} from './quantile.js';

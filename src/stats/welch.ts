@@ -18,7 +18,7 @@
  * answer from a genuine one.
  */
 import { studentTQuantile, studentTTwoSidedP } from './distributions.js';
-import { finiteOrNull, isOpenUnit } from './numeric.js';
+import { finiteOrNull, isOpenUnit, satterthwaiteDf, symmetricInterval } from './numeric.js';
 
 /** Sufficient statistics of one arm: size, sample mean and unbiased sample variance (n-1). */
 export interface SampleSummary {
@@ -100,21 +100,12 @@ export function welchTTest(control: SampleSummary, treatment: SampleSummary, con
   const se = Math.sqrt(se2);
   const t = difference / se;
   if (!Number.isFinite(se) || !Number.isFinite(t)) return { ...base, difference, reason: 'overflow' };
-  // Welch–Satterthwaite df, computed on variances scaled by their maximum so that it can
-  // neither underflow nor overflow; it always lies in [min(n) - 1, n_c + n_t - 2].
-  const m = Math.max(vc, vt);
-  const a = vc / m;
-  const b = vt / m;
-  const df = ((a + b) * (a + b)) / ((a * a) / (control.n - 1) + (b * b) / (treatment.n - 1));
+  const df = satterthwaiteDf(vc, control.n, vt, treatment.n);
   const p = studentTTwoSidedP(t, df);
   let ciLower: number | null = null;
   let ciUpper: number | null = null;
   if (isOpenUnit(confidenceLevel)) {
-    const q = studentTQuantile(1 - (1 - confidenceLevel) / 2, df);
-    const half = q * se;
-    ciLower = finiteOrNull(difference - half);
-    ciUpper = finiteOrNull(difference + half);
-    if (ciLower === null || ciUpper === null) ciLower = ciUpper = null;
+    [ciLower, ciUpper] = symmetricInterval(difference, studentTQuantile(1 - (1 - confidenceLevel) / 2, df) * se);
   }
   return {
     ...base,

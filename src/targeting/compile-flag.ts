@@ -32,7 +32,7 @@ import { describeRule, hasTargetingRules, type FlagDefinition, type FlagEvaluati
 import { BUCKET_COUNT, bucketerFor, BucketUnit, flagSalt, percentageToBuckets } from './hash.js';
 import type { EvaluationEnv } from './types.js';
 import { isRuleSetShape } from './validate.js';
-import { isTypedFlag, pickSplit, splitSalt, type FlagVariation, type SplitEntry, type VariationReason } from './variations.js';
+import { isTypedFlag, splitSalt, splitUppers, type FlagVariation, type SplitEntry, type VariationReason } from './variations.js';
 
 const answer = (enabled: boolean, reason: FlagEvaluation['reason']): FlagEvaluation => Object.freeze({ enabled, reason });
 const DISABLED = answer(false, 'disabled');
@@ -170,12 +170,16 @@ const REASON_COUNT = VARIATION_REASONS.length;
 function compileTyped(flag: FlagDefinition, onOff: FlagProgram, pool: ConditionPool): FlagProgram {
   const variations = flag.variations as FlagVariation[];
   const indexOf = (key: unknown): number => (typeof key === 'string' ? variations.findIndex((v) => v.key === key) : -1);
+  // The hash state of `split:<flag key>:` is computed here once; every split of the flag reads the same bucket.
   const bucketOf = bucketerFor(splitSalt(flag.key));
-  const compileSplit = (split: SplitEntry[]) => ({ split, targets: split.map((e) => indexOf(e.variation)) });
+  // A split as pickSplit lays it out: the exclusive upper bucket of each entry (splitUppers) and the variation index
+  // it serves, so that a pick is one hash and a scan of integers.
+  const compileSplit = (split: SplitEntry[]) => ({ uppers: splitUppers(split), targets: Int32Array.from(split, (e) => indexOf(e.variation)) });
   type Split = ReturnType<typeof compileSplit>;
-  const pick = ({ split, targets }: Split, user: BucketUnit): number => {
-    const i = pickSplit(split, bucketOf(user));
-    return i < 0 ? -1 : targets[i];
+  const pick = ({ uppers, targets }: Split, user: BucketUnit): number => {
+    const bucket = bucketOf(user);
+    for (let i = 0; i < uppers.length; i++) if (bucket < uppers[i]) return targets[i];
+    return -1;
   };
   const code = (index: number, reason: number) => (index < 0 ? -1 : index * REASON_COUNT + reason);
 
@@ -216,14 +220,17 @@ function compileTyped(flag: FlagDefinition, onOff: FlagProgram, pool: ConditionP
   const offIndex = indexOf(flag.off_variation);
   const offOf = (answer: FlagEvaluation): FlagEvaluation =>
     offIndex < 0 ? { ...answer, variation_reason: 'off' } : { ...answer, variation: variations[offIndex].key, value: variations[offIndex].value, variation_reason: 'off' };
-  const offAnswers = new Map([DISABLED, ERROR, TARGETING_MISS, ROLLED_OUT].map((a) => [a, Object.freeze(offOf(a))]));
+  // The off answers of the boolean program's shared answers, looked up by identity (no per-call allocation).
+  const [offDisabled, offError, offMiss, offRolledOut] = [DISABLED, ERROR, TARGETING_MISS, ROLLED_OUT].map((a) => Object.freeze(offOf(a)));
+  const offAnswer = (answer: FlagEvaluation): FlagEvaluation =>
+    answer === ROLLED_OUT ? offRolledOut : answer === TARGETING_MISS ? offMiss : answer === DISABLED ? offDisabled : answer === ERROR ? offError : offOf(answer);
   const onAnswers = [new Array<FlagEvaluation>(variations.length * REASON_COUNT), new Array<FlagEvaluation>(variations.length * REASON_COUNT)];
 
   return {
     enabled: onOff.enabled,
     evaluate(user, ctx, uid, env) {
       const answer = onOff.evaluate(user, ctx, uid, env);
-      if (!answer.enabled) return offAnswers.get(answer) ?? offOf(answer);
+      if (!answer.enabled) return offAnswer(answer);
       const c = choose(user, ctx, uid, env);
       if (c < 0) return answer;
       const table = onAnswers[answer === TARGETING_MATCH ? 0 : 1];

@@ -663,3 +663,17 @@ export function compileRuleSet(rules: unknown): RuleSetEvaluator {
     },
   };
 }
+
+const ruleSetCache = new WeakMap<object, RuleSetEvaluator>();
+
+/**
+ * compileRuleSet, kept per rules object (weakly): what the server evaluates rule sets with outside flags (experiment
+ * targeting, segment membership and preview), so a rule set read once (a cached experiment, a segment row) is
+ * compiled once. The rules must not be mutated afterwards.
+ */
+export function ruleSetEvaluator(rules: unknown): RuleSetEvaluator {
+  if (typeof rules !== 'object' || rules === null) return compileRuleSet(rules);
+  let evaluator = ruleSetCache.get(rules);
+  if (evaluator === undefined) ruleSetCache.set(rules, (evaluator = compileRuleSet(rules)));
+  return evaluator;
+}

@@ -147,6 +147,18 @@ describe('context limits', () => {
     const deep = `${'['.repeat(11)}${']'.repeat(11)}`;
     expect(checkParsedContext(deep, JSON.parse(deep))).toBe(CONTEXT_TOO_DEEP_MESSAGE);
   });
+  it('checkParsedContext(text, part) answers checkTargetingContext(part) for a part of JSON.parse(text): a property value, or an object without a key', () => {
+    const growing = fc.oneof(fc.constantFrom('1e20', '"\ud800"', '"\\udc00"', '"é"'), fc.json());
+    const text = fc.tuple(fc.array(growing, { maxLength: 1500 }), fc.json()).map(([items, other]) => `{"context":{"targetingKey":${other},"a":[${items.join(',')}]},"x":1}`);
+    fc.assert(
+      fc.property(text, (t) => {
+        const body = JSON.parse(t);
+        const { targetingKey: _, ...rest } = body.context;
+        for (const part of [body.context, rest, rest.a]) expect(checkParsedContext(t, part)).toBe(checkTargetingContext(part));
+      }),
+      { numRuns: 300 },
+    );
+  });
   it('property: agrees with the naive definition on JSON values', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 14 }), (v) => {

@@ -139,8 +139,10 @@ export function checkTargetingContext(ctx: unknown): string | null {
 const MAX_COMPACT_BYTES_PER_TEXT_UNIT = 6;
 
 /**
- * checkTargetingContext(ctx) for `ctx = JSON.parse(text)`: depth first, then the compacted size, which need not be
- * serialised when the text is too short to exceed the limit once compacted.
+ * checkTargetingContext(ctx) for `ctx = JSON.parse(text)`, or for a part of it (the value of one of its properties, or
+ * a copy of an object of it without some of its keys, e.g. an OFREP context without `targetingKey`), whose compact JSON
+ * is never longer than the whole's: depth first, then the compacted size, which need not be serialised when the text
+ * is too short to exceed the limit once compacted.
  */
 export function checkParsedContext(text: string, ctx: unknown): string | null {
   if (contextTooDeep(ctx)) return CONTEXT_TOO_DEEP_MESSAGE;

@@ -88,7 +88,7 @@ export {
   mutexSalt,
 } from './hash.js';
 export { evaluateFlag, hasTargetingRules, type FlagDefinition, type FlagReason, type FlagEvaluation } from './flag.js';
-export { compileRuleSet, type RuleSetEvaluator } from './compile.js';
+export { compileRuleSet, ruleSetEvaluator, type RuleSetEvaluator } from './compile.js';
 export { compileFlag, compileFlags, compileFlagSet, flagDefinitionOf, type CompiledFlagSet, type FlagEvaluator, type FlagSetEvaluator } from './compile-flag.js';
 export {
   VALUE_TYPES,

@@ -58,14 +58,25 @@ export function splitBucket(flagKey: string, userId: string): number {
   return bucketFor(splitSalt(flagKey), userId);
 }
 
-/** The index in `split` whose bucket range holds `bucket`; -1 when the weights do not cover it. */
-export function pickSplit(split: readonly SplitEntry[], bucket: number): number {
+/**
+ * The exclusive upper bucket of each entry of `split`: weights laid out in order from bucket 0, `round(weight * 100)`
+ * buckets each (a weight that is not a positive finite number gets none).
+ */
+export function splitUppers(split: readonly SplitEntry[]): Float64Array {
+  const uppers = new Float64Array(split.length);
   let upper = 0;
   for (let i = 0; i < split.length; i++) {
     const w = split[i].weight;
     upper += typeof w === 'number' && Number.isFinite(w) && w > 0 ? Math.round(w * (BUCKET_COUNT / 100)) : 0;
-    if (bucket < upper) return i;
+    uppers[i] = upper;
   }
+  return uppers;
+}
+
+/** The index in `split` whose bucket range holds `bucket`; -1 when the weights do not cover it. */
+export function pickSplit(split: readonly SplitEntry[], bucket: number): number {
+  const uppers = splitUppers(split);
+  for (let i = 0; i < uppers.length; i++) if (bucket < uppers[i]) return i;
   return -1;
 }
 

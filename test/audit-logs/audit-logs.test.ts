@@ -189,6 +189,19 @@ describe('audit log stream', () => {
     expect(res.json().detail[0]).toMatchObject({ loc: ['header', 'last-event-id'], type: 'string_pattern_mismatch' });
   });
 
+  it('keeps the headers hooks set (rate limit) on the stream response', async () => {
+    const limited = await t.spawn({ RATE_LIMIT_ENABLED: 'true', AUDIT_STREAM_HEARTBEAT_SECONDS: '1' });
+    await limited.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (limited.app.server.address() as AddressInfo).port;
+    const stream = openSse(`http://127.0.0.1:${port}/api/v1/audit-logs/stream`, admin.headers);
+    await stream.connected;
+    expect(stream.status).toBe(200);
+    expect(stream.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(stream.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(stream.headers['content-type']).toContain('text/event-stream');
+    stream.close();
+  });
+
   it.runIf(process.env.TEST_REDIS_URL || process.env.TEST_DATABASE_URL)('reaches streams of every API process', async () => {
     await core.app.listen({ port: 0, host: '127.0.0.1' });
     const port = (core.app.server.address() as AddressInfo).port;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/modules/audit-logs/chain.js';
+import { canonicalJson } from '../../src/platform/canonical-json.js';
 import type { UpliftApp } from '../../src/app.js';
 import { auditApp, auditedChange as auditedChangeBy } from '../helpers/audit.js';
 import type { TestApp, TestUser } from '../helpers/test-app.js';

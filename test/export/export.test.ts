@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvCell, csvLine } from '../../src/modules/export/csv.js';
+import { csvCell, csvLine } from '../../src/platform/csv.js';
 import { START_AFTER_END } from '../../src/modules/export/period.js';
 import {
   EXPERIMENT_COLUMNS,

@@ -164,11 +164,13 @@ export function openSse(url: string, headers: Record<string, string>) {
   const waiters: Array<{ match(e: SseEvent): boolean; resolve(e: SseEvent): void }> = [];
   let status = 0;
   let contentType = '';
+  let responseHeaders: http.IncomingHttpHeaders = {};
   let request: http.ClientRequest;
   const connected = new Promise<void>((resolve, reject) => {
     request = http.get(url, { headers }, (res) => {
       status = res.statusCode ?? 0;
       contentType = String(res.headers['content-type'] ?? '');
+      responseHeaders = res.headers;
       res.setEncoding('utf8');
       let buffer = '';
       res.on('data', (chunk: string) => {
@@ -205,6 +207,9 @@ export function openSse(url: string, headers: Record<string, string>) {
     },
     get contentType() {
       return contentType;
+    },
+    get headers() {
+      return responseHeaders;
     },
     /** Entries received so far, parsed. */
     entries: (): Array<Record<string, unknown> & { id: number }> =>

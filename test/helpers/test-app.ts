@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { inject } from 'vitest';
 import pg from 'pg';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp, type UpliftApp } from '../../src/app.js';
@@ -32,7 +34,7 @@ export interface TestOptions {
 export async function testDatabase(): Promise<{ database: Database; drop(): Promise<void> }> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
-    const database = await connectDatabase({ dataDir: 'memory://' });
+    const database = await connectDatabase({ dataDir: 'memory://', pgliteTemplate: pgliteTemplate() });
     await migrate(database);
     return { database, drop: () => database.close() };
   }
@@ -53,6 +55,15 @@ export async function testDatabase(): Promise<{ database: Database; drop(): Prom
       await cleanup.end();
     },
   };
+}
+
+let template: Blob | undefined;
+/** The migrated data directory test/global-setup.ts dumped (read once per test file); none outside vitest's run. */
+function pgliteTemplate(): Blob | undefined {
+  if (template || !process.env.VITEST) return template;
+  const path = inject('pgliteTemplate');
+  if (path) template = new Blob([readFileSync(path)]);
+  return template;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {

@@ -69,6 +69,7 @@ describe('preferences', () => {
       chat_webhook_url: null,
       events: [],
       updated_at: null,
+      email_configured: true,
     });
     const url = webhook('/hooks');
     const res = await put(user, { email_enabled: true, chat_webhook_enabled: true, chat_webhook_url: url, events: ['experiment_started', 'srm_detected'] });

@@ -15,6 +15,7 @@ import { ApiKeys } from './features/api-keys/ApiKeys';
 import { AuditLog } from './features/audit-logs/AuditLog';
 import { Users } from './features/admin-users/Users';
 import { Notifications } from './features/notifications/Notifications';
+import { ExperimentHistory, FlagHistory } from './features/history/pages';
 
 interface Route {
   pattern: string;
@@ -27,10 +28,12 @@ const ROUTES: Route[] = [
   { pattern: '/experiments', render: () => <ExperimentsList /> },
   { pattern: '/experiments/new', render: () => <ExperimentForm />, allowed: (p) => p.canChange },
   { pattern: '/experiments/:id', render: ({ id }) => <ExperimentDetail key={id} id={id} /> },
+  { pattern: '/experiments/:id/history', render: ({ id }) => <ExperimentHistory key={id} id={id} /> },
   { pattern: '/experiments/:id/edit', render: ({ id }) => <ExperimentEdit key={id} id={id} />, allowed: (p) => p.canChange },
   { pattern: '/flags', render: () => <FlagsList /> },
   { pattern: '/flags/new', render: () => <NewFlag />, allowed: (p) => p.canChange },
   { pattern: '/flags/:id', render: ({ id }) => <FlagPage key={id} id={id} /> },
+  { pattern: '/flags/:id/history', render: ({ id }) => <FlagHistory key={id} id={id} /> },
   { pattern: '/segments', render: () => <SegmentsList /> },
   { pattern: '/segments/new', render: () => <NewSegment />, allowed: (p) => p.canChangeSegments },
   { pattern: '/segments/:id', render: ({ id }) => <SegmentPage key={id} id={id} /> },

@@ -4,6 +4,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { App } from './App';
 import { SessionProvider } from './features/auth/session';
 import { RouterProvider } from './router';
+import { ToastProvider } from './components/toast';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -14,9 +15,11 @@ createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
       <RouterProvider>
-        <SessionProvider>
-          <App />
-        </SessionProvider>
+        <ToastProvider>
+          <SessionProvider>
+            <App />
+          </SessionProvider>
+        </ToastProvider>
       </RouterProvider>
     </QueryClientProvider>
   </StrictMode>,

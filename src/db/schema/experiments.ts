@@ -75,6 +75,8 @@ export const experimentMetrics = pgTable(
     metricType: text().$type<MetricType>().notNull().default('conversion'),
     isPrimary: boolean().notNull().default(false),
     expectedEffect: doublePrecision(),
+    /** The metric library definition this metric uses (migration 0032; cleared when the definition is deleted). */
+    metricDefinitionId: uuid(),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('experiment_metrics_experiment_idx').on(t.experimentId)],

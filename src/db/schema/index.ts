@@ -22,3 +22,4 @@ export * from './rollout-schedules.js';
 export * from './safety.js';
 export * from './error-reports.js';
 export * from './warehouse.js';
+export * from './metric-definitions.js';

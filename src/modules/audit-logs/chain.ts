@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { canonicalJson } from '../../platform/canonical-json.js';
 
 /**
  * The signed audit chain. Every committed audit entry is sealed once, in commit order, with a sequence number and
@@ -29,18 +30,6 @@ export interface ChainEntry {
   after: unknown;
   details: unknown;
   previousSignature: string | null;
-}
-
-/** JSON with object keys sorted at every level; undefined object members are left out, as JSON does. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const members = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-  return `{${members.join(',')}}`;
 }
 
 export function canonicalForm(entry: ChainEntry): string {

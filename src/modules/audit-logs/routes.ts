@@ -1,8 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { actorOf, role, signedIn } from '../../platform/auth.js';
 import { ServiceUnavailable, TooManyRequests } from '../../platform/errors.js';
 import { errorResponses } from '../../platform/schemas.js';
+import { eventStreams } from '../../platform/sse.js';
 import { bearerExpiry } from '../../platform/tokens.js';
 import {
   AuditLogListQuery,
@@ -18,7 +18,7 @@ import {
 import type { AuditLogsService } from './service.js';
 
 const tags = ['audit-logs'];
-/** A client this far behind is cut off; it reconnects with Last-Event-ID and resumes from the table. */
+/** A client this far behind is dropped; it reconnects with Last-Event-ID and resumes from the table. */
 const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 5_000;
 /** Open streams one account may hold in one API process. */
@@ -30,12 +30,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
   { auditLogs, heartbeatSeconds, maxConnections },
 ) => {
   const stopRelay = await auditLogs.startRelay((error) => app.log.error({ err: error }, 'sealing audit entries failed'));
-  const streams = new Set<ServerResponse>();
-  const perAccount = new Map<string, number>();
-  // Open streams never end by themselves; end them so the server can close.
-  app.addHook('preClose', async () => {
-    for (const stream of streams) stream.end();
-  });
+  const streams = eventStreams(app);
   app.addHook('onClose', async () => stopRelay());
 
   app.get('/', {
@@ -96,56 +91,28 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsSe
     },
   }, (req, reply) => {
     const actor = actorOf(req);
-    const lastEventId = req.headers['last-event-id'];
-    const held = perAccount.get(actor.id) ?? 0;
-    if (held >= MAX_STREAMS_PER_ACCOUNT) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_STREAMS);
+    if (streams.heldBy(actor.id) >= MAX_STREAMS_PER_ACCOUNT) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_STREAMS);
     if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
-    perAccount.set(actor.id, held + 1);
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-      'X-Request-ID': req.id,
+    const stream = streams.open(req, reply, {
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES, owner: actor.id, onEnd: () => close(),
     });
-    res.write(`retry: ${RECONNECT_HINT_MS}\n: connected\n\n`);
-    streams.add(res);
-    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatSeconds * 1000);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(heartbeat);
-      close();
-      streams.delete(res);
-      const left = (perAccount.get(actor.id) ?? 1) - 1;
-      if (left > 0) perAccount.set(actor.id, left);
-      else perAccount.delete(actor.id);
-      if (!res.writableEnded) res.end();
-    };
+    stream.write(': connected\n\n');
     const close = auditLogs.openStream(
       actor,
       {
-        lastEventId: lastEventId === undefined ? undefined : Number(lastEventId),
+        lastEventId: stream.lastEventId === undefined ? undefined : Number(stream.lastEventId),
         action: req.query.action,
         entityType: req.query.entity_type,
         expiresAt: bearerExpiry(req.headers.authorization),
       },
       {
-        send: (sequence, entry) => {
-          if (res.writableEnded) return;
-          res.write(`id: ${sequence}\ndata: ${JSON.stringify(entry)}\n\n`);
-          if (res.writableLength > MAX_STREAM_BUFFER_BYTES) end();
-        },
+        send: (sequence, entry) => stream.write(`id: ${sequence}\ndata: ${JSON.stringify(entry)}\n\n`),
         fail: (error) => {
           req.log.error({ err: error, request_id: req.id }, 'audit stream failed');
-          end();
+          stream.end();
         },
-        end,
+        end: () => stream.end(),
       },
     );
-    req.raw.on('close', end);
   });
 };

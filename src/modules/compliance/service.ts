@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.js';
+import { csvLine } from '../../platform/csv.js';
 import { Unprocessable } from '../../platform/errors.js';
 import { isIntact } from '../audit-logs/chain.js';
 import { toChainEntry, type AuditLogsService, type EntryFilter, type SealedEntry } from '../audit-logs/service.js';
@@ -131,20 +132,9 @@ export function createComplianceService(deps: { auditLogs: AuditLogsService; clo
 
     async exportCsv(query: ExportQuery): Promise<string> {
       const events = await collect(range(query.start_time, query.end_time));
-      const lines = [CSV_COLUMNS.join(',')];
-      for (const event of events) lines.push(CSV_COLUMNS.map((column) => csvCell(event[column])).join(','));
-      return `${lines.join('\r\n')}\r\n`;
+      let csv = csvLine(CSV_COLUMNS);
+      for (const event of events) csv += csvLine(CSV_COLUMNS.map((column) => event[column]));
+      return csv;
     },
   };
-}
-
-/**
- * RFC 4180 quoting; objects as JSON. A text cell that a spreadsheet would run as a formula gets a leading quote
- * (OWASP CSV injection advice); the JSON export carries the exact signed values.
- */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  let text = typeof value === 'object' ? JSON.stringify(value) : String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

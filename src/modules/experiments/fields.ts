@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toIsoMicros } from '../../db/schema/exact-timestamp.js';
 import type { ExperimentRow, MetricRow, VariantRow } from '../../db/schema/experiments.js';
 import type { ExperimentStatus } from './domain.js';
+import { canonicalJson } from '../../platform/canonical-json.js';
 import { BadRequest, Conflict, Unprocessable } from '../../platform/errors.js';
 import type { ExperimentSchedule, MetricInput, VariantInput } from './schemas.js';
 import type { ExperimentChange } from './store.js';
@@ -34,16 +35,8 @@ export const metricFields = (m: MetricInput): MetricFields => ({
   metricType: m.metric_type ?? 'conversion',
   isPrimary: m.is_primary ?? false,
   expectedEffect: m.expected_effect ?? null,
+  metricDefinitionId: m.metric_definition_id ?? null,
 });
-
-/** JSON with object keys sorted at every level: jsonb does not keep the key order that was sent. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
 
 export const sameVariants = (a: VariantFields[], b: VariantFields[]) => canonicalJson(a) === canonicalJson(b);
 

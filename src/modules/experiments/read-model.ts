@@ -116,6 +116,12 @@ export function createExperimentsReadModel(deps: ExperimentsReadModelDeps) {
         .map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));
     },
 
+    /** For the metric library: experiments in any status with a metric naming the definition, read in `executor`. */
+    async experimentsUsingMetricDefinition(definitionId: string, executor: Executor = db): Promise<ExperimentSummary[]> {
+      const rows = await store.experimentsUsingMetricDefinition(executor, definitionId);
+      return rows.map((r) => ({ id: r.id, key: r.key, name: r.name, status: r.status }));
+    },
+
     /** For mutual exclusion groups: id, key, name and status of existing experiments among `ids`. */
     async summaries(ids: string[]): Promise<ExperimentSummary[]> {
       const rows = await store.findExperiments(db, ids);

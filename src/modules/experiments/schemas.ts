@@ -35,6 +35,9 @@ export const MetricInput = Type.Object(
     expected_effect: Type.Optional(
       Nullable(Type.Number({ description: 'Relative minimum detectable effect of the primary metric (0.10 means 5% to 5.5%)' })),
     ),
+    metric_definition_id: Type.Optional(
+      Nullable(Uuid({ description: 'A metric library definition (GET /api/v1/metric-definitions) this metric uses; unknown is 422' })),
+    ),
   },
   { additionalProperties: false },
 );
@@ -179,6 +182,7 @@ export const MetricView = Type.Object({
   metric_type: Type.String(),
   is_primary: Type.Boolean(),
   expected_effect: Nullable(Type.Number()),
+  metric_definition_id: Nullable(Uuid()),
 });
 
 export const ExperimentView = Type.Object({

@@ -25,6 +25,7 @@ import * as store from './store.js';
 import { toExperimentView } from './view.js';
 import { ascendingIds, fieldLocked, metricFields, sameVariants, scheduleChange, variantFields, type MetricFields, type VariantFields } from './fields.js';
 import { isUniqueViolation } from '../../db/errors.js';
+import type { MetricDefinitionsService } from '../metric-definitions/service.js';
 
 export { EXPERIMENT_NOT_FOUND };
 export const KEY_TAKEN = 'An experiment with this key already exists';
@@ -50,6 +51,8 @@ export interface ExperimentsDeps {
   /** Present when CACHE_ENABLED is on. */
   cache: Cache | undefined;
   segments: SegmentUsability;
+  /** The metric library: 422 for metrics naming an unknown definition, asked in the transaction that writes them. */
+  metricDefinitions: Pick<MetricDefinitionsService, 'checkReferences'>;
   users: { owner(id: string): Promise<{ name: string | null } | undefined> };
   /**
    * The split URL module (full profile only, second spec document): validates and normalises split_url_config.
@@ -228,7 +231,10 @@ export function createExperimentsService(deps: ExperimentsDeps) {
         body.variants.map(variantFields),
         body.metrics.map(metricFields),
         null,
-        (tx) => checkSegments(tx, body.targeting_rules),
+        async (tx) => {
+          await checkSegments(tx, body.targeting_rules);
+          await deps.metricDefinitions.checkReferences(tx, body.metrics, ['body', 'metrics']);
+        },
       );
     },
 
@@ -239,6 +245,7 @@ export function createExperimentsService(deps: ExperimentsDeps) {
       const result = await keyUnique(() =>
         db.transaction(async (tx) => {
           await checkSegments(tx, body.targeting_rules);
+          await deps.metricDefinitions.checkReferences(tx, body.metrics, ['body', 'metrics']);
           const row = await locked(tx, id);
           if (body.status !== undefined && body.status !== row.status) throw new Conflict(statusChangeRefused(row.status));
           if (row.status !== 'draft') await refuseFixedFields(tx, row, body);

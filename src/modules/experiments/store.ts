@@ -164,6 +164,19 @@ export function experimentsWithRulesMentioning(db: Executor, statuses: Experimen
     .orderBy(asc(experiments.createdAt), asc(experiments.id));
 }
 
+/** Id, key, name and status of the experiments with a metric naming the metric definition, oldest first. */
+export function experimentsUsingMetricDefinition(
+  db: Executor,
+  definitionId: string,
+): Promise<Pick<ExperimentRow, 'id' | 'key' | 'name' | 'status' | 'createdAt'>[]> {
+  return db
+    .selectDistinct({ id: experiments.id, key: experiments.key, name: experiments.name, status: experiments.status, createdAt: experiments.createdAt })
+    .from(experiments)
+    .innerJoin(experimentMetrics, eq(experimentMetrics.experimentId, experiments.id))
+    .where(eq(experimentMetrics.metricDefinitionId, definitionId))
+    .orderBy(asc(experiments.createdAt), asc(experiments.id));
+}
+
 export function findExperiments(db: Executor, ids: string[]): Promise<ExperimentRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
   return db.select().from(experiments).where(inArray(experiments.id, ids));

@@ -27,6 +27,7 @@ export function toExperimentView(row: ExperimentRow, variants: VariantRow[], met
       metric_type: m.metricType,
       is_primary: m.isPrimary,
       expected_effect: m.expectedEffect,
+      metric_definition_id: m.metricDefinitionId,
     })),
     targeting_rules: row.targetingRules,
     correction_method: row.correctionMethod,

@@ -1,12 +1,12 @@
-import type { CreatedPeriod } from '../../db/paging.js';
-import { Unprocessable } from '../../platform/errors.js';
-
 /**
  * Export date filters: inclusive bounds on created_at (spec rule 4). A bound is an ISO 8601 date-time (no offset
  * means UTC) or a calendar date; a date as end_date includes that whole day. Bounds are kept as text so the
  * database compares them at its own microsecond precision.
  */
-/** created_at bounds; an end given as a calendar date becomes an exclusive bound on the next day. */
+import type { CreatedPeriod } from '../../db/paging.js';
+import { Unprocessable } from '../../platform/errors.js';
+
+/** created_at bounds: start and endInclusive as sent; an end given as a calendar date is endExclusive, the next day's start. */
 export type Period = CreatedPeriod;
 
 export const START_AFTER_END = 'Value error, start_date must not be after end_date';

@@ -3,7 +3,7 @@ import { STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/pagi
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
-import { csvLine, type Cell } from './csv.js';
+import { csvLine, type Cell } from '../../platform/csv.js';
 import { parsePeriod, periodBounds } from './period.js';
 import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
 

@@ -34,7 +34,6 @@ export function toHoldoutView(row: HoldoutRow): HoldoutView {
   };
 }
 
-/** The partial unique index allows one active holdout; a race to activate a second one loses with a 23505. */
 export type HoldoutService = ReturnType<typeof createHoldoutService>;
 
 export interface HoldoutDeps {
@@ -42,7 +41,7 @@ export interface HoldoutDeps {
   audit: AuditLog;
   clock: Clock;
   bus: Bus;
-  /** Tracking's read of users seen since a time (with their event names) and of assigned users (its data read model). */
+  /** Tracking's read model: users seen since a time (with their event names) and the count of assigned users. */
   tracking: {
     usersSeenSince(since: Date, limit: number): Promise<{ users: Array<{ userId: string; eventNames: string[] }>; assignedUsers: number }>;
   };
@@ -68,7 +67,10 @@ export function createHoldoutService(deps: HoldoutDeps) {
     return active;
   }
 
-  /** A change to holdouts: one active at a time (409, also when a concurrent change wins), then announced. */
+  /**
+   * A change to holdouts, then announced. One is active at a time: the partial unique index allows one, so a
+   * concurrent activation of a second loses with a unique violation (23505), answered 409 as any other.
+   */
   async function change<T extends { id: string }>(write: () => Promise<T>): Promise<T> {
     let result: T;
     try {
@@ -161,10 +163,9 @@ export function createHoldoutService(deps: HoldoutDeps) {
     },
 
     /**
-     * Beta. Counting users in and out of the holdout needs the assignment records, which tracking owns; until it
-     * offers them the answer is the definition with null numbers, marked beta (spec: analysis_notice when beta).
+     * Beta comparison of held-out users against everyone else, per event, from tracking's read model (RESULTS_NOTICE
+     * says how; spec: analysis_notice when beta).
      */
-    /** Beta comparison of held-out users against everyone else (RESULTS_NOTICE says how). */
     async results(id: string) {
       const holdout = toHoldoutView(await mustFind(id));
       const { users, assignedUsers } = await deps.tracking.usersSeenSince(new Date(holdout.created_at), RESULTS_USER_LIMIT);

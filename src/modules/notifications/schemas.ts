@@ -17,6 +17,9 @@ export const PreferencesView = Type.Object({
   chat_webhook_url: Nullable(Type.String({ description: 'Scheme and host only: the full URL is a secret and never returned' })),
   events: Events,
   updated_at: Nullable(DateTime({ description: 'null while the defaults apply' })),
+  email_configured: Type.Boolean({
+    description: 'Read-only: whether this server can send email (SMTP_HOST is set). While false, email notifications are not delivered even when email_enabled is true.',
+  }),
 });
 export type PreferencesView = Static<typeof PreferencesView>;
 

@@ -62,7 +62,8 @@ function defaults(userId: string): NotificationPreferencesRow {
   };
 }
 
-function toView(row: NotificationPreferencesRow, saved: boolean): PreferencesView {
+/** The stored preferences (also what the audit log records); the routes add the server's email_configured. */
+function toView(row: NotificationPreferencesRow, saved: boolean): Omit<PreferencesView, 'email_configured'> {
   return {
     user_id: row.userId,
     email_enabled: row.emailEnabled,
@@ -160,10 +161,13 @@ export function createNotificationsService(deps: NotificationsDeps) {
     }
   }
 
+  const emailConfigured = deps.mailer !== undefined;
+  const shown = (row: NotificationPreferencesRow, saved: boolean): PreferencesView => ({ ...toView(row, saved), email_configured: emailConfigured });
+
   return {
     async preferences(actor: Actor): Promise<PreferencesView> {
       const row = await store.findPreferences(db, actor.id);
-      return toView(row ?? defaults(actor.id), row !== undefined);
+      return shown(row ?? defaults(actor.id), row !== undefined);
     },
 
     async updatePreferences(actor: Actor, body: PreferencesUpdate): Promise<PreferencesView> {
@@ -190,7 +194,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
           before: current ? toView(current, true) : null,
           after: toView(saved, true),
         });
-        return toView(saved, true);
+        return shown(saved, true);
       });
     },
 
@@ -199,7 +203,7 @@ export function createNotificationsService(deps: NotificationsDeps) {
       const items: AdminPreferencesView[] = await Promise.all(
         rows.map(async (row) => {
           const user = await deps.users.get(row.userId).catch(() => undefined);
-          return { ...toView(row, true), username: user?.username ?? null };
+          return { ...shown(row, true), username: user?.username ?? null };
         }),
       );
       return { items, total, skip, limit };

@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import secureJson from 'secure-json-parse';
@@ -8,6 +7,7 @@ import { exceedsDepth, MAX_JSON_DEPTH } from '../../platform/body-parsers.js';
 import { Unauthorized } from '../../platform/errors.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
+import { eventStreams } from '../../platform/sse.js';
 import {
   OfrepBulkAnswer,
   OfrepBulkHeaders,
@@ -22,9 +22,20 @@ import {
 import { STREAM_PATH, UNPARSABLE, type OfrepReply, type OfrepService } from './service.js';
 
 const tags = ['ofrep'];
+/** A client this far behind is dropped; on reconnecting it is told to refetch. */
 const MAX_STREAM_BUFFER_BYTES = 1 << 20;
 const RECONNECT_HINT_MS = 1_000;
 export const STREAM_TOKEN_REFUSED = 'Invalid or expired event stream token';
+
+/**
+ * The schemas of the evaluation routes document them (OpenAPI); their answers are OFREP's own, decided by the service
+ * from the body as parsed (readRequest), so Ajv's check, whose result attachValidation would discard, is not run.
+ */
+const documentedOnly = () => () => true;
+
+/** The JSON text each parsed body came from: the service bounds the context's size by it (checkParsedContext). */
+const sources = new WeakMap<object, string>();
+const sourceOf = (body: unknown): string | undefined => (typeof body === 'object' && body !== null ? sources.get(body) : undefined);
 
 function send(reply: FastifyReply, answer: OfrepReply) {
   if (answer.etag) reply.header('ETag', answer.etag).header('Cache-Control', 'no-cache');
@@ -45,21 +56,22 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
     if (exceedsDepth(text, MAX_JSON_DEPTH)) return done(null, UNPARSABLE);
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      done(null, UNPARSABLE);
+      return done(null, UNPARSABLE);
     }
+    if (typeof parsed === 'object' && parsed !== null) sources.set(parsed, text);
+    done(null, parsed);
   });
 
-  const streams = new Set<ServerResponse>();
-  app.addHook('preClose', async () => {
-    for (const stream of streams) stream.end();
-  });
+  const streams = eventStreams(app);
 
   app.post('/evaluate/flags/:key', {
     config: { access: apiKey({ bearer: true }) },
     attachValidation: true,
+    validatorCompiler: documentedOnly,
     schema: {
       ...beta, tags, operationId: 'ofrepEvaluateFlag',
       summary: 'OFREP: evaluate one flag for a context',
@@ -70,11 +82,12 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       params: OfrepFlagParams, body: OfrepRequest,
       response: { 200: OfrepSuccess, 400: OfrepFailure, 404: OfrepFailure, ...errorResponses(401, 429) },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body)));
+  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body, sourceOf(req.body))));
 
   app.post('/evaluate/flags', {
     config: { access: apiKey({ bearer: true }) },
     attachValidation: true,
+    validatorCompiler: documentedOnly,
     schema: {
       ...beta, tags, operationId: 'ofrepEvaluateFlags',
       summary: 'OFREP: evaluate every flag for a context; ETag and 304; an event stream announcing changes',
@@ -90,7 +103,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
         ...errorResponses(401, 429),
       },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'])));
+  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'], sourceOf(req.body))));
 
   app.get(STREAM_PATH.slice('/ofrep/v1'.length), {
     // The token in the URL is the credential (an EventSource sends no custom header); CORS as the API-key routes.
@@ -113,46 +126,25 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     const keyId = await ofrep.streamKey(req.query.token);
     if (keyId === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
     let sent = await ofrep.version();
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-      'X-Request-ID': req.id,
+    // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
+    const stream = streams.open(req, reply, {
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES,
+      onHeartbeat: () => {
+        ofrep.isUsable(keyId).then((usable) => (usable ? undefined : stream.end()), () => undefined);
+        ofrep.version().then(refetch, () => undefined);
+      },
+      onEnd: () => stop(),
     });
-    streams.add(res);
-    const write = (text: string) => {
-      if (res.writableEnded) return;
-      res.write(text);
-      if (res.writableLength > MAX_STREAM_BUFFER_BYTES) end();
-    };
     const refetch = (version: string) => {
       if (version === sent) return;
       sent = version;
-      write(`id: ${version}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: version })}\n\n`);
+      stream.write(`id: ${version}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: version })}\n\n`);
     };
-    // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
-    const heartbeat = setInterval(() => {
-      ofrep.isUsable(keyId).then((usable) => (usable ? undefined : end()), () => undefined);
-      ofrep.version().then(refetch, () => undefined);
-      write(': heartbeat\n\n');
-    }, heartbeatSeconds * 1000);
-    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => end() });
-    const end = () => {
-      clearInterval(heartbeat);
-      stop();
-      streams.delete(res);
-      if (!res.writableEnded) res.end();
-    };
-    res.on('close', end);
-    const lastEventId = req.headers['last-event-id'];
+    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => stream.end() });
     // An id without data sets the client's Last-Event-ID, so a reconnect tells which version it had heard of.
-    write(`retry: ${RECONNECT_HINT_MS}\nid: ${sent}\n\n`);
-    if (lastEventId !== undefined && lastEventId !== sent) {
-      write(`id: ${sent}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: sent })}\n\n`);
+    stream.write(`id: ${sent}\n\n`);
+    if (stream.lastEventId !== undefined && stream.lastEventId !== sent) {
+      stream.write(`id: ${sent}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: sent })}\n\n`);
     }
   });
 };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { report, telemetry } from '../../platform/telemetry.js';
-import { checkTargetingContext, hasTargetingRules, isTypedFlag, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
+import { checkParsedContext, checkTargetingContext, hasTargetingRules, isTypedFlag, type FlagDefinition, type FlagEvaluation } from '../../targeting/index.js';
 import { KEYS_CHANGED } from '../api-keys/domain.js';
 import { membershipSubject, type CompiledFlag, type RulesetSnapshot } from '../feature-flags/service.js';
 import type { FlagsService } from '../feature-flags/service.js';
@@ -38,14 +38,18 @@ interface Request {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `{context}` read as OFREP defines it, held to the evaluate routes' context limits; or the failure to answer. */
-export function readRequest(body: unknown): Request | OfrepFailure {
+/**
+ * `{context}` read as OFREP defines it, held to the evaluate routes' context limits; or the failure to answer. `source`
+ * is the JSON text the body was parsed from, when known: a short one bounds the context's size without serialising it
+ * again (checkParsedContext).
+ */
+export function readRequest(body: unknown, source?: string): Request | OfrepFailure {
   if (body === UNPARSABLE || (body !== undefined && !isObject(body))) return { errorCode: 'PARSE_ERROR', errorDetails: PARSE_ERROR_DETAILS };
   const raw = body?.context ?? {};
   if (!isObject(raw)) return { errorCode: 'INVALID_CONTEXT', errorDetails: CONTEXT_NOT_OBJECT };
   const { targetingKey, ...context } = raw;
   if (targetingKey !== undefined && typeof targetingKey !== 'string') return { errorCode: 'INVALID_CONTEXT', errorDetails: TARGETING_KEY_NOT_STRING };
-  const problem = checkTargetingContext(context);
+  const problem = source === undefined ? checkTargetingContext(context) : checkParsedContext(source, context);
   if (problem) return { errorCode: 'INVALID_CONTEXT', errorDetails: problem };
   return { userId: targetingKey === '' ? undefined : targetingKey, context };
 }
@@ -179,22 +183,27 @@ export function createOfrepService(deps: OfrepDeps) {
     json: JSON.stringify(key === undefined ? f : { key, ...f }),
   });
 
-  /** The eventStreams entry for this key: the same piece while its token is (one per key per token window). */
-  const streamPieces = new Map<string, Piece>();
-  async function streamPiece(keyId: string): Promise<Piece> {
-    const token = await tokens.issue(keyId);
+  /**
+   * The eventStreams entry for this key: the same piece while its token is (one per key per token window). Within a
+   * window `tokens.issue` hands out the same promise, which identifies the piece made from it without waiting on it.
+   */
+  const streamPieces = new Map<string, { issued: Promise<string>; piece: Piece }>();
+  function streamPiece(keyId: string): Piece | Promise<Piece> {
+    const issued = tokens.issue(keyId);
     const cached = streamPieces.get(keyId);
-    if (cached?.text.includes(token)) return cached;
-    const made = piece(JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${STREAM_PATH}?token=${token}` } }]));
-    if (streamPieces.size > 10_000) streamPieces.clear();
-    streamPieces.set(keyId, made);
-    return made;
+    if (cached?.issued === issued) return cached.piece;
+    return issued.then((token) => {
+      const made = piece(JSON.stringify([{ type: 'sse', endpoint: { requestUri: `${STREAM_PATH}?token=${token}` } }]));
+      if (streamPieces.size > 10_000) streamPieces.clear();
+      streamPieces.set(keyId, { issued, piece: made });
+      return made;
+    });
   }
 
   return {
     /** POST /ofrep/v1/evaluate/flags/{key}. */
-    async evaluate(key: string, body: unknown): Promise<OfrepReply> {
-      const request = readRequest(body);
+    async evaluate(key: string, body: unknown, source?: string): Promise<OfrepReply> {
+      const request = readRequest(body, source);
       if (failed(request)) return failure(400, key, request);
       const snapshot = await deps.flags.snapshot();
       const flag = snapshot.byKey.get(key);
@@ -215,8 +224,8 @@ export function createOfrepService(deps: OfrepDeps) {
      * evaluateDetails runs it, read here directly so that the answer text prepared for this snapshot matches it index by
      * index) for this context, the event stream that announces changes, and a strong ETag of exactly the bytes answered (so 304 means this context's answer, stream URL included, is the same).
      */
-    async evaluateAll(keyId: string, body: unknown, ifNoneMatch: string | undefined): Promise<OfrepReply> {
-      const request = readRequest(body);
+    async evaluateAll(keyId: string, body: unknown, ifNoneMatch: string | undefined, source?: string): Promise<OfrepReply> {
+      const request = readRequest(body, source);
       if (failed(request)) return failure(400, undefined, request);
       const snapshot = await deps.flags.snapshot();
       let plan = plans.get(snapshot);
@@ -231,7 +240,8 @@ export function createOfrepService(deps: OfrepDeps) {
       for (let i = 0; i < evaluations.length; i++) {
         pieces.push(request.userId === undefined && plan.facts[i].needsKey ? plan.missingKey[i] : answerPiece(plan, snapshot, i, evaluations[i]));
       }
-      pieces.push(await streamPiece(keyId));
+      const stream = streamPiece(keyId);
+      pieces.push(stream instanceof Promise ? await stream : stream);
       const etag = etagOf(pieces);
       if (matchesIfNoneMatch(ifNoneMatch, etag)) return { status: 304, etag };
       let json = '{"flags":[';

@@ -1,10 +1,10 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { apiKey, clientOf, keyRefusal, type KeyClient } from '../../platform/auth.js';
 import { DomainError, ServiceUnavailable, TooManyRequests } from '../../platform/errors.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
+import { eventStreams } from '../../platform/sse.js';
 import { SdkRuleset, SdkStreamHeaders } from './schemas.js';
 import { matchesIfNoneMatch, versionOf, type SdkRulesetBody, type SdkService } from './service.js';
 
@@ -38,12 +38,7 @@ export interface SdkRoutesOptions {
 
 export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app, options) => {
   const { sdk, keys, heartbeatSeconds, maxConnections, maxBufferBytes } = options;
-  const streams = new Set<ServerResponse>();
-  const perKey = new Map<string, number>();
-  // Open streams never end by themselves; end them so the server can close.
-  app.addHook('preClose', async () => {
-    for (const stream of streams) stream.end();
-  });
+  const streams = eventStreams(app);
 
   app.get('/ruleset', {
     config: { access: apiKey({ scope: 'sdk:ruleset' }) },
@@ -89,48 +84,44 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
     // Read before taking over the response, so that a failure is an ordinary error answer.
     const first = await sdk.ruleset();
     // Counted after the last await, so concurrent opens cannot all pass the check.
-    const held = perKey.get(client.keyId) ?? 0;
-    if (held >= MAX_STREAMS_PER_KEY) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_KEY_STREAMS);
+    if (streams.heldBy(client.keyId) >= MAX_STREAMS_PER_KEY) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_KEY_STREAMS);
     if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
-    perKey.set(client.keyId, held + 1);
-    reply.hijack();
-    const res = reply.raw;
-    res.writeHead(200, {
-      // Headers set by hooks (request id, CORS) are kept: the reply object does not send this response.
-      ...(reply.getHeaders() as OutgoingHttpHeaders),
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-      'X-Request-ID': req.id,
-    });
-    streams.add(res);
-    let ended = false;
     let sent = versionOf(first);
     let expiryTimer: NodeJS.Timeout | undefined;
     const expired = () => (keys.expiresInMs(client) ?? 1) <= 0;
     const meta = (version: string) => `{"version":${JSON.stringify(version)},"heartbeat_seconds":${heartbeatSeconds}`;
-    const write = (text: string) => {
-      if (ended) return;
-      res.write(text);
-      // Ending would queue behind what the client is not reading: the socket is dropped, and its buffer with it.
-      if (res.writableLength > maxBufferBytes) end({ drop: true });
-    };
+    const stream = streams.open(req, reply, {
+      heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes, owner: client.keyId,
+      // Each heartbeat also revalidates the ruleset: a change whose bus message was lost still reaches the client.
+      onHeartbeat: () => {
+        if (expired()) {
+          stream.end();
+          return;
+        }
+        recheck();
+        sdk.ruleset().then(send, () => undefined);
+      },
+      onEnd: () => {
+        clearTimeout(expiryTimer);
+        stopWatching();
+        stopWatchingKey();
+      },
+    });
     const send = (body: SdkRulesetBody) => {
       const version = versionOf(body);
-      if (version === sent || ended) return;
+      if (version === sent || stream.ended) return;
       // Nothing is sent past the key's expiry, whether or not its timer has fired yet.
       if (expired()) {
-        end();
+        stream.end();
         return;
       }
       sent = version;
-      write(`event: ruleset\nid: ${version}\ndata: ${meta(version)},"ruleset":${body.json}}\n\n`);
+      stream.write(`event: ruleset\nid: ${version}\ndata: ${meta(version)},"ruleset":${body.json}}\n\n`);
     };
     const armExpiry = () => {
       clearTimeout(expiryTimer);
       const left = keys.expiresInMs(client);
-      if (left === null || ended) return;
+      if (left === null || stream.ended) return;
       const wait = Math.min(Math.max(0, left), MAX_TIMER_MS);
       expiryTimer = setTimeout(recheck, wait);
       expiryTimer.unref();
@@ -142,49 +133,23 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
      * does not, the next heartbeat asks again.
      */
     function recheck(): void {
-      if (ended) return;
+      if (stream.ended) return;
       keys.resolve(rawKey).then(
         (now) => {
-          if (!now || now.keyId !== client.keyId || keyRefusal(STREAM_ACCESS, now)) end();
+          if (!now || now.keyId !== client.keyId || keyRefusal(STREAM_ACCESS, now)) stream.end();
           else {
             client = now;
             armExpiry();
           }
         },
-        (error: unknown) => void (error instanceof DomainError && end()),
+        (error: unknown) => void (error instanceof DomainError && stream.end()),
       );
     }
-    // Each heartbeat also revalidates the ruleset: a change whose bus message was lost still reaches the client.
-    const heartbeat = setInterval(() => {
-      if (expired()) {
-        end();
-        return;
-      }
-      recheck();
-      sdk.ruleset().then(send, () => undefined);
-      write(': heartbeat\n\n');
-    }, heartbeatSeconds * 1000);
     const stopWatching = sdk.watch(send);
     const stopWatchingKey = keys.watch(client, recheck);
-    function end(how: { drop?: boolean } = {}): void {
-      if (ended) return;
-      ended = true;
-      clearInterval(heartbeat);
-      clearTimeout(expiryTimer);
-      stopWatching();
-      stopWatchingKey();
-      streams.delete(res);
-      const left = (perKey.get(client.keyId) ?? 1) - 1;
-      if (left > 0) perKey.set(client.keyId, left);
-      else perKey.delete(client.keyId);
-      if (how.drop) res.destroy();
-      else if (!res.writableEnded) res.end();
-    }
-    res.on('close', () => end());
     armExpiry();
-    const event = req.headers['last-event-id'] === sent
+    stream.write(stream.lastEventId === sent
       ? `event: version\nid: ${sent}\ndata: ${meta(sent)}}\n\n`
-      : `event: ruleset\nid: ${sent}\ndata: ${meta(sent)},"ruleset":${first.json}}\n\n`;
-    write(`retry: ${RECONNECT_HINT_MS}\n${event}`);
+      : `event: ruleset\nid: ${sent}\ndata: ${meta(sent)},"ruleset":${first.json}}\n\n`);
   });
 };

@@ -7,9 +7,8 @@ import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable } from '../../platform/errors.js';
 import {
   collectSegmentIds,
-  evaluateRuleSet,
-  explainRuleSet,
   isRuleSetShape,
+  ruleSetEvaluator,
   REGEX_OPERATORS,
   regexConditionsExceeded,
   validateSegmentRules,
@@ -192,7 +191,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
       const member = typeof userId === 'string' && (await memberOf(userId, [row.id])).has(row.id);
       return { segment_id: row.id, is_member: member, matched_rules: [] };
     }
-    const { matched, matchedConditions } = explainRuleSet(row.rules, context);
+    const { matched, matchedConditions } = ruleSetEvaluator(row.rules).explain(context);
     return { segment_id: row.id, is_member: matched, matched_rules: matched ? matchedConditions : [] };
   }
 
@@ -307,7 +306,7 @@ export function createSegmentsService(deps: SegmentsDeps) {
         const row = rows.get(id);
         if (!row) results[id] = false;
         else if (row.kind === 'id_list') results[id] = members.has(id);
-        else results[id] = validateSegmentRules(row.rules) === null && evaluateRuleSet(row.rules, context);
+        else results[id] = validateSegmentRules(row.rules) === null && ruleSetEvaluator(row.rules).evaluate(context);
       }
       return { results };
     },
@@ -336,7 +335,8 @@ export function createSegmentsService(deps: SegmentsDeps) {
       if (regexes * sampleSize > PREVIEW_REGEX_LIMIT) throw tooMuch(PREVIEW_TOO_MANY_REGEX);
       if ((conditions.length + rules.groups.length) * sampleSize > PREVIEW_NODE_LIMIT) throw tooMuch(PREVIEW_TOO_MANY_NODES);
       const contexts = await deps.tracking.sampleContexts(sampleSize);
-      const matched = contexts.filter((ctx) => evaluateRuleSet(rules, ctx)).length;
+      const evaluator = ruleSetEvaluator(rules);
+      const matched = contexts.filter((ctx) => evaluator.evaluate(ctx)).length;
       const percentage = contexts.length === 0 ? 0 : Math.round((matched / contexts.length) * 10_000) / 100;
       return { estimated_percentage: percentage, sample_size: contexts.length, matched };
     },

@@ -12,7 +12,6 @@ import type { TrackingService } from './service.js';
 const tags = ['tracking'];
 const writeErrors = errorResponses(401, 404, 413, 422, 429, 503);
 
-/** Client applications (X-API-Key) write assignments and events here. */
 /** The routes that take events, and how many events a request sent (a batch's list, when its body was read). */
 const EVENT_ROUTES = new Set(['/track', '/batch', '/events'].map((path) => `/api/v1/tracking${path}`));
 const eventsSent = (body: unknown): number => {
@@ -20,6 +19,7 @@ const eventsSent = (body: unknown): number => {
   return Array.isArray(events) ? Math.max(events.length, 1) : 1;
 };
 
+/** Client applications (X-API-Key) write assignments and events here, and read a user's assignments back. */
 export const trackingRoutes: FastifyPluginAsyncTypebox<{ tracking: TrackingService }> = async (app, { tracking }) => {
   // A refused request's events are all rejected, whatever refused them: the schema (422), an unknown key (404), a
   // variant of another experiment (400), a full write queue (503). The events a batch lists as failed in a 200 are

@@ -5,7 +5,7 @@ import type { BatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
 import { localCache } from '../../platform/local-cache.js';
 import { BadRequest, NotFound, Unprocessable } from '../../platform/errors.js';
-import { checkTargetingContext, collectSegmentIds, evaluateRuleSet, experimentSalt, isRuleSetShape, pickWeighted, type EvaluationEnv } from '../../targeting/index.js';
+import { checkTargetingContext, collectSegmentIds, experimentSalt, isRuleSetShape, pickWeighted, ruleSetEvaluator, type EvaluationEnv } from '../../targeting/index.js';
 import type { AssignableExperiment } from '../experiments/read-model.js';
 import { EXPERIMENTS_CHANGED } from '../experiments/service.js';
 import { MUTUAL_EXCLUSION_CHANGED } from '../mutual-exclusion/domain.js';
@@ -121,7 +121,7 @@ export function createTrackingService(deps: TrackingDeps) {
       let matched = false;
       try {
         const env = await deps.segments.targetingEnv(collectSegmentIds(e.targetingRules), userId);
-        matched = evaluateRuleSet(e.targetingRules, { user_id: userId, ...context }, env);
+        matched = ruleSetEvaluator(e.targetingRules).evaluate({ user_id: userId, ...context }, env);
       } catch {
         // A segment the rules name is missing or invalid: the user cannot be shown to match.
         matched = false;

@@ -1,4 +1,4 @@
-import { fisherExactTwoSided, srmChiSquare, studentTQuantile, summaryFromSums, welchTTest } from '../../stats/index.js';
+import { finiteOrNull, fisherExactTwoSided, srmChiSquare, studentTQuantile, summaryFromSums, welchTTest } from '../../stats/index.js';
 import type { MetricResult, VariantResult } from './schemas.js';
 
 /**
@@ -61,8 +61,6 @@ function armsByVariant(rows: LabelAggregate[], experiment: ExperimentSnapshot, v
   return { arms, unmatched };
 }
 
-const finite = (x: number | null | undefined): number | undefined => (x === null || x === undefined || !Number.isFinite(x) ? undefined : x);
-
 export function metricResult(
   metricSourceId: string,
   metricType: 'proportion' | 'mean',
@@ -93,8 +91,8 @@ export function metricResult(
     const withMean: VariantResult = {
       ...base,
       mean: summary.mean,
-      ci_lower: finite(summary.mean - half),
-      ci_upper: finite(summary.mean + half),
+      ci_lower: finiteOrNull(summary.mean - half) ?? undefined,
+      ci_upper: finiteOrNull(summary.mean + half) ?? undefined,
     };
     if (v.isControl || !controlArm) return v.isControl ? withMean : { ...withMean, note: NOT_COMPUTED.noControl };
     const controlSummary = summaryFromSums(controlArm.units, controlArm.sum, controlArm.sumSquares);

@@ -14,9 +14,9 @@ describe('the fetch layer', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(422);
     expect(error.fieldErrors).toEqual({
-      name: 'Field required Too long',
-      'variants.1.traffic_allocation': 'Input should be less than or equal to 100',
-      'query.sample_size': 'Input should be greater than or equal to 10',
+      name: 'This field is required. Too long',
+      'variants.1.traffic_allocation': 'Enter 100 or less.',
+      'query.sample_size': 'Enter 10 or more.',
     });
   });
 
@@ -46,5 +46,37 @@ describe('the fetch layer', () => {
     await expect(unwrapComputed(Promise.resolve(ready))).resolves.toEqual({ experiment_id: 'e1' });
     const missing = { error: { detail: 'Experiment not found' }, response: new Response(null, { status: 404 }) };
     await expect(unwrapComputed(Promise.resolve(missing))).rejects.toMatchObject({ status: 404, message: 'Experiment not found' });
+  });
+});
+
+describe('validation messages in words', () => {
+  it('says what to type instead of the schema text', () => {
+    const error = toApiError(422, {
+      detail: [
+        { type: 'string_pattern_mismatch', loc: ['body', 'key'], msg: "String should match pattern '^[A-Za-z0-9_.:-]+$'", ctx: { pattern: '^[A-Za-z0-9_.:-]+$' } },
+        { type: 'value_error', loc: ['body', 'name'], msg: 'Value error, NUL characters are not allowed' },
+        { type: 'string_too_long', loc: ['body', 'description'], msg: 'String should have at most 255 characters', ctx: { max_length: 255 } },
+        { type: 'missing', loc: ['body', 'variants'], msg: 'Field required' },
+        { type: 'value_error', loc: ['body', 'email_address'], msg: 'value is not a valid email address' },
+      ],
+    });
+    expect(error.fieldErrors).toEqual({
+      key: 'Use only letters, digits and the characters _ . : - (no spaces).',
+      name: 'NUL characters are not allowed.',
+      description: 'Use at most 255 characters.',
+      variants: 'This field is required.',
+      email_address: 'Enter an email address, like name@example.com.',
+    });
+    for (const msg of Object.values(error.fieldErrors)) expect(msg).not.toMatch(/should match pattern|Value error|\^\[/);
+  });
+});
+
+describe('an API that cannot be reached', () => {
+  it('says so in words instead of "Failed to fetch"', async () => {
+    const { unwrap, isUnreachable, UNREACHABLE } = await import('./client');
+    const failure = await unwrap(Promise.reject(new TypeError('Failed to fetch'))).catch((e: unknown) => e);
+    expect(isUnreachable(failure)).toBe(true);
+    expect((failure as Error).message).toBe(UNREACHABLE);
+    expect((failure as Error).message).not.toContain('Failed to fetch');
   });
 });

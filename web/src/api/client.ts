@@ -1,5 +1,6 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './schema.gen';
+import { humanMessage } from './messages';
 
 /**
  * The one fetch layer: every call goes through `api` (typed from openapi/full.json) and `unwrap`, which turns an
@@ -11,16 +12,15 @@ let onUnauthorized: () => void = () => undefined;
 export function setToken(value: string | null): void {
   token = value;
 }
-export function getToken(): string | null {
-  return token;
-}
 export function setUnauthorizedHandler(handler: () => void): void {
   onUnauthorized = handler;
 }
 
 const auth: Middleware = {
   onRequest({ request }) {
-    if (token && !request.headers.has('Authorization') && !request.headers.has('X-API-Key')) {
+    // Signing in again sends no (expired) token: a wrong password then stays a form error, not a lost session.
+    const signingIn = new URL(request.url).pathname.endsWith('/auth/login');
+    if (token && !signingIn && !request.headers.has('Authorization') && !request.headers.has('X-API-Key')) {
       request.headers.set('Authorization', `Bearer ${token}`);
     }
     return request;
@@ -38,6 +38,7 @@ export interface ValidationIssue {
   type: string;
   loc: Array<string | number>;
   msg: string;
+  ctx?: Record<string, unknown>;
 }
 
 export class ApiError extends Error {
@@ -64,7 +65,8 @@ export function toApiError(status: number, body: unknown): ApiError {
     const fieldErrors: Record<string, string> = {};
     for (const issue of detail as ValidationIssue[]) {
       const key = fieldKey(issue.loc ?? []);
-      fieldErrors[key] = fieldErrors[key] ? `${fieldErrors[key]} ${issue.msg}` : issue.msg;
+      const msg = humanMessage(issue);
+      fieldErrors[key] = fieldErrors[key] ? `${fieldErrors[key]} ${msg}` : msg;
     }
     return new ApiError(status, 'Some fields need attention.', fieldErrors, detail);
   }
@@ -72,8 +74,27 @@ export function toApiError(status: number, body: unknown): ApiError {
   if (detail && typeof detail === 'object' && typeof (detail as { message?: unknown }).message === 'string') {
     return new ApiError(status, (detail as { message: string }).message, {}, detail);
   }
+  if (status === 0) return new ApiError(0, UNREACHABLE);
   if (status === 429) return new ApiError(status, 'Too many requests. Wait a moment and try again.');
   return new ApiError(status, `The server answered ${status}.`, {}, detail);
+}
+
+/** What a fetch that never reached the API (server down, network gone) says instead of "Failed to fetch". */
+export const UNREACHABLE = 'The API cannot be reached. Check your connection, or whether the Uplift server is running, then retry.';
+
+/** Whether an error means the request never got an answer. */
+export function isUnreachable(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 0;
+}
+
+/** Awaits the call; a fetch that throws (no answer at all) becomes an `ApiError` with status 0 and UNREACHABLE. */
+async function settle<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (failure) {
+    if (failure instanceof TypeError || (failure instanceof Error && /fetch|network/i.test(failure.message))) throw new ApiError(0, UNREACHABLE);
+    throw failure;
+  }
 }
 
 interface FetchResult<T> {
@@ -87,7 +108,7 @@ interface FetchResult<T> {
  * `ApiError` (a 202 one while computing, so the query shows the API's message and retries).
  */
 export async function unwrapComputed<T>(call: Promise<FetchResult<unknown>>): Promise<T> {
-  const { data, error, response } = await call;
+  const { data, error, response } = await settle(call);
   if (response.status === 202) throw toApiError(202, data ?? null);
   if (!response.ok) throw toApiError(response.status, error ?? null);
   return data as T;
@@ -95,7 +116,7 @@ export async function unwrapComputed<T>(call: Promise<FetchResult<unknown>>): Pr
 
 /** The data of a successful call, or an `ApiError` thrown with the API's message and field errors. */
 export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
-  const { data, error, response } = await call;
+  const { data, error, response } = await settle(call);
   if (!response.ok) throw toApiError(response.status, error ?? null);
   return data as T;
 }

@@ -65,12 +65,13 @@ export function Select({
 
 /**
  * The error of a failed call: its message, plus any field messages no field on the form claimed, so nothing the
- * API said is dropped.
+ * API said is dropped. A field in `shown` claims its path and every path under it; one in `exact` only its own.
  */
-export function FormError({ error, shown = [] }: { error: unknown; shown?: string[] }) {
+export function FormError({ error, shown = [], exact = [] }: { error: unknown; shown?: string[]; exact?: string[] }) {
   if (!error) return null;
   const apiError = error instanceof ApiError ? error : null;
-  const others = apiError ? Object.entries(apiError.fieldErrors).filter(([key]) => !shown.some((s) => key === s || key.startsWith(`${s}.`))) : [];
+  const claimed = (key: string) => exact.includes(key) || shown.some((s) => key === s || key.startsWith(`${s}.`));
+  const others = apiError ? Object.entries(apiError.fieldErrors).filter(([key]) => !claimed(key)) : [];
   return (
     <div className="alert alert-error" role="alert">
       <p>{error instanceof Error ? error.message : 'Something went wrong.'}</p>

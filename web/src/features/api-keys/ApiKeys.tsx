@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { FormError, TextField, fieldError } from '../../components/form';
-import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime } from '../../components/ui';
+import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime, timeAgo } from '../../components/ui';
+import { requiredText } from '../../components/validate';
 import { useSession } from '../auth/session';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey } from './hooks';
 
@@ -17,9 +18,13 @@ export function ApiKeys() {
   const [expires, setExpires] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const [copied, setCopied] = useState(false);
+  const [nameProblem, setNameProblem] = useState<string>();
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setCopied(false);
+    const problem = requiredText(name);
+    setNameProblem(problem);
+    if (problem) return;
     create.mutate(
       { name, scopes: sdkScope ? ['sdk:ruleset'] : [], ...(expires ? { expires_at: new Date(expires).toISOString() } : {}) },
       {
@@ -58,7 +63,7 @@ export function ApiKeys() {
       <form className="card" onSubmit={submit} noValidate>
         <h2>New key</h2>
         <div className="row">
-          <TextField label="Key name" value={name} error={fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
+          <TextField label="Key name" value={name} error={nameProblem ?? fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
           <TextField
             label="Expires (optional)"
             type="datetime-local"
@@ -102,7 +107,15 @@ export function ApiKeys() {
                 {key.expires_at ? dateTime(key.expires_at) : 'Never'}
                 {key.expires_at && Date.parse(key.expires_at) <= Date.now() && <> <span className="badge badge-neutral">expired</span></>}
               </td>
-              <td>{key.last_used_at ? dateTime(key.last_used_at) : 'Never'}</td>
+              <td className="last-used">
+                {key.last_used_at ? (
+                  <time dateTime={key.last_used_at} title={dateTime(key.last_used_at)}>
+                    {timeAgo(key.last_used_at)}
+                  </time>
+                ) : (
+                  'Never used'
+                )}
+              </td>
               <td>
                 {(key.user_id === me?.id || permissions.isAdmin) && (
                   <button type="button" className="link danger" onClick={() => window.confirm(`Revoke “${key.name}”? Apps using it stop working.`) && remove.mutate(key.id)}>

@@ -2,7 +2,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, toApiError, unwrap } from '../../api/client';
 import type { paths } from '../../api/schema.gen';
-import { createSseParser } from './sse';
+// The SDK's event-stream parser, shared from its source (one parser for both clients).
+import { SseParser } from '../../../../sdk/src/sse';
 
 export type AuditQuery = NonNullable<paths['/api/v1/audit-logs/']['get']['parameters']['query']>;
 export type AuditPage = paths['/api/v1/audit-logs/']['get']['responses']['200']['content']['application/json'];
@@ -55,17 +56,17 @@ export function useAuditStream(
           setError(null);
           attempt = 0;
           const reader = data.pipeThrough(new TextDecoderStream()).getReader();
-          const parse = createSseParser();
+          const parser = new SseParser((message) => {
+            if (message.id) lastId = message.id;
+            const entry = JSON.parse(message.data) as AuditEntry;
+            client.setQueryData<AuditPage>(JSON.parse(keyJson) as unknown[], (page) =>
+              page && !page.items.some((e) => e.id === entry.id) ? { ...page, items: [entry, ...page.items], total: page.total + 1 } : page,
+            );
+          });
           for (;;) {
             const { value, done } = await reader.read();
             if (done) break;
-            for (const message of parse(value)) {
-              if (message.id) lastId = message.id;
-              const entry = JSON.parse(message.data) as AuditEntry;
-              client.setQueryData<AuditPage>(JSON.parse(keyJson) as unknown[], (page) =>
-                page && !page.items.some((e) => e.id === entry.id) ? { ...page, items: [entry, ...page.items], total: page.total + 1 } : page,
-              );
-            }
+            parser.push(value);
           }
         } catch (failure) {
           if (controller.signal.aborted) return;

@@ -3,6 +3,7 @@ import { Badge, ErrorBox, Loading, PageHeader, dateTime } from '../../components
 import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { ResultsView } from '../results/ResultsView';
+import { CodeSnippets } from '../snippets/CodeSnippets';
 import { useCloneExperiment, useDeleteExperiment, useExperiment, useTransition, type Experiment } from './hooks';
 import { STATUS_TONE, allowedTransitions, transitionLabel } from './lifecycle';
 
@@ -26,7 +27,11 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
       <PageHeader
         title={experiment.name}
         actions={
-          permissions.canChange && (
+          <>
+            <Link className="button secondary" to={`/experiments/${experiment.id}/history`}>
+              History
+            </Link>
+            {permissions.canChange && (
             <>
               {moves.map((move) => (
                 <button
@@ -63,7 +68,8 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
                 </button>
               )}
             </>
-          )
+            )}
+          </>
         }
       />
       <p className="meta">
@@ -107,6 +113,7 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
       </div>
       <h2>Results</h2>
       <ResultsView experiment={experiment} />
+      <CodeSnippets target={{ kind: 'experiment', key: experiment.key, event: experiment.metrics.find((m) => m.is_primary)?.event_name ?? null }} />
     </section>
   );
 }

@@ -49,7 +49,7 @@ describe('<ExperimentForm>', () => {
     expect((screen.getByLabelText('Key') as HTMLInputElement).value).toBe('pricing-page');
     await user.click(screen.getByRole('button', { name: 'Create experiment' }));
 
-    const key = await screen.findByText('String should match pattern');
+    const key = await screen.findByText('This value is not in the expected format.');
     expect(screen.getByLabelText('Key').getAttribute('aria-describedby')).toContain(key.id);
     expect(screen.getByLabelText('Key').getAttribute('aria-invalid')).toBe('true');
     const allocations = screen.getAllByLabelText('Allocation %');
@@ -83,5 +83,23 @@ describe('<ExperimentForm>', () => {
     await user.click(screen.getByRole('button', { name: 'Split evenly' }));
     expect(screen.queryByText(/they must add up to 100%/)).toBeNull();
     expect(screen.getByText('100%')).toBeTruthy();
+  });
+});
+
+describe('<ExperimentForm> checks in the browser', () => {
+  it('says what is wrong with the key in words before sending anything', async () => {
+    fetchMock.mockImplementation(async () => json(200, []));
+    const user = userEvent.setup();
+    renderForm();
+    await user.type(screen.getByLabelText('Name'), 'Pricing page');
+    const key = screen.getByLabelText('Key');
+    await user.clear(key);
+    await user.type(key, '-pricing page');
+    await user.click(screen.getByRole('button', { name: 'Create experiment' }));
+    expect(screen.getByText('Start with a letter or digit, then use only letters, digits and _ . : - (no spaces).')).toBeTruthy();
+    expect(fetchMock.mock.calls.map(([request]) => request?.url ?? '').filter((url) => url.endsWith('/api/v1/experiments/'))).toEqual([]);
+    await user.clear(key);
+    await user.type(key, 'pricing-page');
+    expect(screen.queryByText(/Start with a letter or digit/)).toBeNull();
   });
 });

@@ -3,6 +3,7 @@ import { useRouter } from '../../router';
 import { FormError, Select, TextArea, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
 import { RuleBuilder, emptyRules, fromRules, toRules, type RulesDraft } from '../../components/rule-builder';
 import { PageHeader } from '../../components/ui';
+import { experimentKeyProblem, requiredText } from '../../components/validate';
 import { useSegments } from '../segments/hooks';
 import { useCreateExperiment, useUpdateExperiment, type Experiment, type ExperimentBody } from './hooks';
 
@@ -81,6 +82,10 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
   const total = allocationTotal(variants);
   // Checked live once the user has tried to save, so fixing the numbers clears the message at once.
   const problems: Record<string, string> = {};
+  const nameProblem = requiredText(name);
+  if (nameProblem) problems.name = nameProblem;
+  const keyProblem = experiment ? undefined : experimentKeyProblem(key);
+  if (keyProblem) problems.key = keyProblem;
   if (total !== 100) problems.variants = `Allocations add up to ${total}%; they must add up to 100%.`;
   if (variants.filter((v) => v.is_control).length !== 1) problems['variants.control'] = 'Choose exactly one control variant.';
   if (!metrics.some((m) => m.is_primary)) problems['metrics.primary'] = 'Mark one metric as primary.';

@@ -32,12 +32,25 @@ export function useCreateExperiment() {
   });
 }
 
+/**
+ * Stores an experiment the API sent back from a write. Only GET detail carries owner_name, so the name already
+ * shown is kept (the header would read "owner —" until a reload), and the detail is read again to be sure.
+ */
+function useExperimentSaved(id: string) {
+  const client = useQueryClient();
+  return (data: Omit<Experiment, 'owner_name'> & { owner_name?: string | null }) => {
+    client.setQueryData<Experiment>(['experiment', id], (previous) => ({ ...data, owner_name: data.owner_name ?? previous?.owner_name ?? null }));
+    void client.invalidateQueries({ queryKey: ['experiment', id] });
+  };
+}
+
 export function useUpdateExperiment(id: string) {
   const client = useQueryClient();
+  const saved = useExperimentSaved(id);
   return useMutation({
     mutationFn: (body: ExperimentUpdate) => unwrap(api.PUT('/api/v1/experiments/{experiment_id}', { params: { path: { experiment_id: id } }, body })),
     onSuccess: (data) => {
-      client.setQueryData(['experiment', id], data);
+      saved(data);
       return client.invalidateQueries({ queryKey: ['experiments'] });
     },
   });
@@ -45,6 +58,7 @@ export function useUpdateExperiment(id: string) {
 
 export function useTransition(id: string) {
   const client = useQueryClient();
+  const saved = useExperimentSaved(id);
   return useMutation({
     mutationFn: (move: Transition) => {
       const path = { experiment_id: id };
@@ -60,7 +74,7 @@ export function useTransition(id: string) {
       }
     },
     onSuccess: (data) => {
-      client.setQueryData(['experiment', id], data);
+      saved(data);
       void client.invalidateQueries({ queryKey: ['experiments'] });
       return client.invalidateQueries({ queryKey: ['results', id] });
     },

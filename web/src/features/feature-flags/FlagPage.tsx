@@ -1,11 +1,12 @@
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
-import { useRouter } from '../../router';
+import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
+import { CodeSnippets } from '../snippets/CodeSnippets';
 import { EvaluatePanel } from './EvaluatePanel';
 import { FlagEditor } from './FlagEditor';
-import { FLAG_TONE } from './FlagsList';
+import { FLAG_TONE, ValueTypeBadge } from './FlagsList';
 import { FlagSwitch } from './FlagSwitch';
 import { useArchiveFlag, useDeleteFlag, useFlag, useUnarchiveFlag } from './hooks';
 
@@ -27,6 +28,9 @@ export function FlagPage({ id }: { id: string }) {
         actions={
           <>
             <FlagSwitch flag={f} canChange={permissions.canChange} />
+            <Link className="button secondary" to={`/flags/${f.id}/history`}>
+              History
+            </Link>
             {permissions.canChange &&
               (f.status === 'archived' ? (
                 <button type="button" className="secondary" onClick={() => unarchive.mutate(f.id)}>
@@ -51,12 +55,18 @@ export function FlagPage({ id }: { id: string }) {
       />
       <p className="meta">
         <Badge tone={FLAG_TONE[f.status]}>{f.status}</Badge> <code>{f.key}</code> · rollout {f.rollout_percentage}%
+        {f.value_type && f.value_type !== 'boolean' && (
+          <>
+            {' '}· <ValueTypeBadge flag={f} /> {f.variations?.length ?? 0} variations
+          </>
+        )}
       </p>
       {error && <ErrorBox error={error} />}
       <div className="grid-2 flag-layout">
         <FlagEditor key={f.updated_at} flag={f} readOnly={!permissions.canChange} />
         <div>
           <EvaluatePanel flag={f} />
+          <CodeSnippets target={{ kind: 'flag', key: f.key }} />
           <SafetyStatus flagId={f.id} />
           <SchedulesPanel flagId={f.id} canChange={permissions.canChange} />
         </div>

@@ -1,17 +1,32 @@
 import { useState } from 'react';
-import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime } from '../../components/ui';
+import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime, plural } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
 import { FlagSwitch } from './FlagSwitch';
-import { useArchiveFlag, useFlags, useUnarchiveFlag, type FlagStatusFilter } from './hooks';
+import { useArchiveFlag, useFlags, useUnarchiveFlag, type Flag, type FlagStatusFilter } from './hooks';
 
 export const FLAG_TONE = { active: 'success', inactive: 'neutral', archived: 'muted' } as const;
+
+/** The value type of a typed flag (string, number, json); boolean flags show none. */
+export function ValueTypeBadge({ flag }: { flag: Pick<Flag, 'value_type'> }) {
+  if (!flag.value_type || flag.value_type === 'boolean') return null;
+  return (
+    <span title={`Serves ${flag.value_type} values`}>
+      <Badge tone="info">{flag.value_type}</Badge>
+    </span>
+  );
+}
 
 export function FlagsList() {
   const { permissions } = useSession();
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<FlagStatusFilter | ''>('');
+  const [showArchived, setShowArchived] = useState(false);
   const flags = useFlags({ ...(search.trim() ? { search: search.trim() } : {}), ...(status ? { status } : {}) });
+  // Archived flags stay out of the default list; the status filter or "Show archived" brings them back.
+  const all = flags.data?.items ?? [];
+  const items = status || showArchived ? all : all.filter((f) => f.status !== 'archived');
+  const hidden = all.length - items.length;
   const archive = useArchiveFlag();
   const unarchive = useUnarchiveFlag();
   return (
@@ -23,20 +38,35 @@ export function FlagsList() {
           <input type="search" placeholder="Search name or key" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
         <StatusFilter value={status} statuses={['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const} onChange={setStatus} />
+        {!status && (
+          <label className="inline checkbox">
+            <input type="checkbox" checked={showArchived} onChange={(e) => setShowArchived(e.target.checked)} /> Show archived
+          </label>
+        )}
       </div>
       {(archive.error || unarchive.error) && <ErrorBox error={archive.error ?? unarchive.error} />}
       {flags.isPending ? (
         <Loading rows={5} label="Loading flags" />
       ) : flags.isError ? (
         <ErrorBox error={flags.error} />
-      ) : flags.data.items.length === 0 ? (
-        <Empty title={search || status ? 'No flag matches these filters.' : 'No feature flags yet.'}>
-          {permissions.canChange && !search && !status && <Link to="/flags/new">Create your first flag</Link>}
+      ) : items.length === 0 ? (
+        <Empty title={search || status ? 'No flag matches these filters.' : hidden > 0 ? 'Every flag here is archived.' : 'No feature flags yet.'}>
+          {hidden > 0 ? (
+            <button type="button" className="link" onClick={() => setShowArchived(true)}>
+              Show {plural(hidden, 'archived flag')}
+            </button>
+          ) : (
+            permissions.canChange && !search && !status && <Link to="/flags/new">Create your first flag</Link>
+          )}
         </Empty>
       ) : (
         <div className="table-wrap">
+          <p className="hint list-count">
+            {plural(items.length, 'flag')}
+            {hidden > 0 ? ` (${plural(hidden, 'archived flag')} hidden)` : ''}
+          </p>
           <table>
-            <caption className="visually-hidden">{flags.data.total} flags</caption>
+            <caption className="visually-hidden">{plural(items.length, 'flag')}</caption>
             <thead>
               <tr>
                 <th>On</th>
@@ -49,13 +79,13 @@ export function FlagsList() {
               </tr>
             </thead>
             <tbody>
-              {flags.data.items.map((flag) => (
+              {items.map((flag) => (
                 <tr key={flag.id}>
                   <td>
                     <FlagSwitch flag={flag} canChange={permissions.canChange} />
                   </td>
                   <td>
-                    <Link to={`/flags/${flag.id}`}>{flag.name}</Link>
+                    <Link to={`/flags/${flag.id}`}>{flag.name}</Link> <ValueTypeBadge flag={flag} />
                   </td>
                   <td>
                     <code>{flag.key}</code>

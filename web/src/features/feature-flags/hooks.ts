@@ -6,6 +6,7 @@ export type Flag = paths['/api/v1/feature-flags/{flag_id}']['get']['responses'][
 export type FlagBody = paths['/api/v1/feature-flags/']['post']['requestBody']['content']['application/json'];
 export type FlagUpdate = NonNullable<paths['/api/v1/feature-flags/{flag_id}']['put']['requestBody']>['content']['application/json'];
 export type FlagStatusFilter = 'ACTIVE' | 'INACTIVE' | 'ARCHIVED';
+export type Evaluation = paths['/api/v1/feature-flags/evaluate/{flag_key}']['post']['responses']['200']['content']['application/json'];
 
 const flagPath = (id: string) => ({ params: { path: { flag_id: id } } });
 

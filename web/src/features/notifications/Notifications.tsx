@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
+import { useToast } from '../../components/toast';
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
 import { useSession } from '../auth/session';
 import { usePreferences, useSavePreferences, useTestNotification, type Preferences } from './hooks';
@@ -26,6 +27,8 @@ function PreferencesForm({ prefs }: { prefs: Preferences }) {
   const { permissions } = useSession();
   const save = useSavePreferences();
   const test = useTestNotification();
+  const toast = useToast();
+  const mailReady = prefs.email_configured;
   const [emailEnabled, setEmailEnabled] = useState(prefs.email_enabled);
   const [email, setEmail] = useState(prefs.email_address ?? '');
   const [chatEnabled, setChatEnabled] = useState(prefs.chat_webhook_enabled);
@@ -33,14 +36,31 @@ function PreferencesForm({ prefs }: { prefs: Preferences }) {
   const [events, setEvents] = useState<EventKind[]>(prefs.events);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    save.mutate({ email_enabled: emailEnabled, email_address: email || null, chat_webhook_enabled: chatEnabled, chat_webhook_url: chatUrl || null, events });
+    save.mutate(
+      { email_enabled: emailEnabled, email_address: email || null, chat_webhook_enabled: chatEnabled, chat_webhook_url: chatUrl || null, events },
+      { onSuccess: () => toast.show('Notification settings saved.') },
+    );
   };
   return (
     <form className="card" onSubmit={submit} noValidate>
       <fieldset className="plain-fieldset">
         <legend className="h2">Email</legend>
+        {!mailReady && (
+          <p className="alert alert-warning" id="mail-not-configured">
+            Email is not configured on this server (no <code>SMTP_HOST</code>), so no email can be sent. Ask the administrator to set the SMTP settings;
+            until then use the chat webhook.
+          </p>
+        )}
         <label className="inline checkbox">
-          <input type="checkbox" checked={emailEnabled} onChange={(e) => setEmailEnabled(e.target.checked)} /> Send email
+          <input
+            type="checkbox"
+            checked={emailEnabled}
+            // Off and unusable: it cannot be switched on. Already on: it can still be switched off.
+            disabled={!mailReady && !emailEnabled}
+            aria-describedby={mailReady ? undefined : 'mail-not-configured'}
+            onChange={(e) => setEmailEnabled(e.target.checked)}
+          />{' '}
+          Send email
         </label>
         <TextField label="Email address" type="email" value={email} error={fieldError(save.error, 'email_address')} onChange={(e) => setEmail(e.target.value)} />
       </fieldset>
@@ -61,11 +81,6 @@ function PreferencesForm({ prefs }: { prefs: Preferences }) {
         {fieldErrorsUnder(save.error, 'events') && <p className="field-error">{fieldErrorsUnder(save.error, 'events')}</p>}
       </fieldset>
       <FormError error={save.error} shown={['email_address', 'chat_webhook_url', 'events']} />
-      {save.isSuccess && (
-        <p className="alert alert-success" role="status">
-          Saved.
-        </p>
-      )}
       <div className="row">
         <button type="submit" disabled={save.isPending}>
           Save settings

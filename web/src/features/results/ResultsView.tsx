@@ -25,7 +25,8 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
   if (results.isPending) return <Loading rows={6} label="Loading results" />;
   if (results.isError) return <ErrorBox error={results.error} />;
   const r = results.data;
-  const rec = RECOMMENDATION[r.summary.recommendation];
+  const verdict = shownVerdict(experiment, r);
+  const rec = verdict.rec;
   const winner = experiment.variants.find((v) => v.id === r.summary.winning_variant_id);
   return (
     <div className="results">
@@ -33,10 +34,11 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
         <div>
           <p className="eyebrow">Recommendation</p>
           <p className="recommendation-label">
-            <Badge tone={rec.tone}>{r.summary.recommendation.replace(/_/g, ' ')}</Badge> {rec.label}
+            <Badge tone={rec.tone}>{verdict.badge}</Badge> {rec.label}
             {winner && r.summary.has_winner ? `: ${winner.name}` : ''}
           </p>
-          <p>{r.summary.recommendation_reason}</p>
+          <p>{verdict.reason}</p>
+          {sampleSize.data && <EarlyCaveat recommendation={r.summary.recommendation} plan={sampleSize.data} />}
         </div>
         <div className="recommendation-meta">
           <span>
@@ -102,6 +104,36 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
         )}
       </section>
     </div>
+  );
+}
+
+/**
+ * What the recommendation card says. The API judges the data alone, so for an experiment that has ended its
+ * CONTINUE_TESTING ("keep collecting data") would ask for data that will never come: say it ended without a clear
+ * winner instead.
+ */
+export function shownVerdict(experiment: Pick<Experiment, 'status' | 'metrics'>, r: Results): { badge: string; rec: { label: string; tone: string }; reason: string } {
+  const ended = experiment.status === 'completed' || experiment.status === 'archived';
+  if (ended && r.summary.recommendation === 'CONTINUE_TESTING') {
+    const primary = experiment.metrics.find((m) => m.is_primary)?.name ?? 'the primary metric';
+    return {
+      badge: 'NO CLEAR WINNER',
+      rec: { label: 'Ended without a clear winner', tone: 'neutral' },
+      reason: `The experiment ended before showing a significant difference on ${primary}; it no longer collects data. Clone it to test again with more users.`,
+    };
+  }
+  return { badge: r.summary.recommendation.replace(/_/g, ' '), rec: RECOMMENDATION[r.summary.recommendation], reason: r.summary.recommendation_reason };
+}
+
+/** Beside a decision reached before the planned sample: the numbers, and why an early result deserves caution. */
+function EarlyCaveat({ recommendation, plan }: { recommendation: Results['summary']['recommendation']; plan: SampleSize }) {
+  const required = plan.required_sample_size_per_variant;
+  if ((recommendation !== 'SHIP_VARIANT' && recommendation !== 'KEEP_CONTROL') || !required || plan.is_adequate) return null;
+  return (
+    <p className="caveat" role="note">
+      <strong>Below the planned sample size:</strong> {plan.current_sample_size_per_variant.toLocaleString()} of {required.toLocaleString()} users per variant.
+      Effects found this early are often smaller than they look; consider waiting for the planned sample before acting.
+    </p>
   );
 }
 

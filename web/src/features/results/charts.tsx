@@ -1,4 +1,5 @@
 import { Bar, BarChart, CartesianGrid, Cell, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { Empty } from '../../components/ui';
 import type { DailyResults, Results } from './hooks';
 
 type MetricResult = Results['metrics'][number];
@@ -14,6 +15,30 @@ export function liftRows(metric: MetricResult) {
       const ci = v.confidence_interval;
       return { name: v.variant_name, lift, range: ci ? [ci.lower, ci.upper] : [lift, lift], significant: v.is_significant };
     });
+}
+
+/** Whether any variant has users yet: without them there is nothing to draw. */
+export function hasUsers(metric: MetricResult): boolean {
+  return metric.variants.some((v) => v.sample_size > 0);
+}
+
+/**
+ * The top of the value axis. Left to itself the chart library draws 0 to 4 (0 to 400 %) when every value is 0;
+ * a rate with no conversions yet gets 0 to 1 % instead, a mean 0 to 1.
+ */
+export function valueAxisMax(max: number, isConversion: boolean): number {
+  if (Number.isFinite(max) && max > 0) return isConversion ? Math.min(1, max * 1.15) : max * 1.15;
+  return isConversion ? 0.01 : 1;
+}
+
+/** The lift axis: every interval and 0 in view, with a margin; a ±10 % window when all of them are 0 wide at 0. */
+export function liftDomain(rows: ReadonlyArray<{ lift: number; range: number[] }>): [number, number] {
+  const values = rows.flatMap((r) => [r.lift, ...r.range]).filter(Number.isFinite);
+  const low = Math.min(0, ...values);
+  const high = Math.max(0, ...values);
+  if (high - low < 1e-9) return [-0.1, 0.1];
+  const pad = (high - low) * 0.1;
+  return [low - pad, high + pad];
 }
 
 interface IntervalShapeProps {
@@ -41,14 +66,18 @@ function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload }: Interva
 
 export function RateChart({ metric, isConversion }: { metric: MetricResult; isConversion: boolean }) {
   const data = metric.variants.map((v) => ({ name: v.variant_name, value: v.mean ?? 0 }));
+  const top = valueAxisMax(Math.max(...data.map((d) => d.value)), isConversion);
   return (
     <figure className="chart" aria-label={`${metric.metric_name}: ${isConversion ? 'conversion rate' : 'mean'} by variant`}>
       <figcaption>{isConversion ? 'Conversion rate' : 'Mean'} by variant</figcaption>
+      {!hasUsers(metric) ? (
+        <Empty title="No users yet.">The chart appears once users are assigned to the variants.</Empty>
+      ) : (
       <ResponsiveContainer width="100%" height={220}>
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
           <XAxis dataKey="name" />
-          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} />
+          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} domain={[0, top]} allowDataOverflow={false} />
           <Tooltip formatter={(v) => (isConversion ? asPercent(Number(v)) : Number(v).toFixed(3))} />
           <Bar dataKey="value" name={isConversion ? 'Conversion rate' : 'Mean'} isAnimationActive={false}>
             {data.map((_, i) => (
@@ -57,20 +86,30 @@ export function RateChart({ metric, isConversion }: { metric: MetricResult; isCo
           </Bar>
         </BarChart>
       </ResponsiveContainer>
+      )}
     </figure>
   );
 }
 
 export function LiftChart({ metric, confidence }: { metric: MetricResult; confidence: number }) {
   const data = liftRows(metric);
-  if (data.length === 0) return null;
+  const control = metric.variants.find((v) => v.is_control);
+  const label = `${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`;
+  if (data.length === 0 || !control || !control.mean) {
+    return (
+      <figure className="chart" aria-label={label}>
+        <figcaption>Lift against control</figcaption>
+        <Empty title="No lift to show yet.">Lift is measured against the control, so it appears once the control has {control && control.sample_size > 0 ? 'conversions' : 'users'}.</Empty>
+      </figure>
+    );
+  }
   return (
-    <figure className="chart" aria-label={`${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`}>
+    <figure className="chart" aria-label={label}>
       <figcaption>Lift against control, with {Math.round(confidence * 100)}% confidence interval</figcaption>
       <ResponsiveContainer width="100%" height={220}>
         <BarChart data={data} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" horizontal={false} />
-          <XAxis type="number" tickFormatter={asPercent} domain={['auto', 'auto']} />
+          <XAxis type="number" tickFormatter={asPercent} domain={liftDomain(data)} />
           <YAxis type="category" dataKey="name" width={96} />
           <ReferenceLine x={0} stroke="#111827" />
           <Tooltip
@@ -98,6 +137,7 @@ export function dailyRows(metric: DailyResults['metrics'][number]) {
 export function DailyChart({ metric, isConversion }: { metric: DailyResults['metrics'][number]; isConversion: boolean }) {
   const names = Array.from(new Set(metric.days.flatMap((d) => d.variants.map((v) => v.variant_name))));
   const data = dailyRows(metric);
+  const top = valueAxisMax(Math.max(...metric.days.flatMap((d) => d.variants.map((v) => v.mean ?? 0))), isConversion);
   return (
     <figure className="chart" aria-label={`${metric.metric_name}: daily cumulative ${isConversion ? 'conversion rate' : 'mean'}`}>
       <figcaption>Daily cumulative {isConversion ? 'conversion rate' : 'mean'}</figcaption>
@@ -105,7 +145,7 @@ export function DailyChart({ metric, isConversion }: { metric: DailyResults['met
         <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" />
           <XAxis dataKey="date" />
-          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} />
+          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} domain={[0, top]} />
           <Tooltip formatter={(v) => (isConversion ? asPercent(Number(v)) : Number(v).toFixed(3))} />
           <Legend />
           {names.map((name, i) => (

@@ -1,6 +1,6 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type ChangeEvent } from 'react';
-import { ErrorBox } from '../../components/ui';
+import { ErrorBox, plural } from '../../components/ui';
 import { IDS_PER_REQUEST, chunks, parseIdCsv } from './csv';
 import { useAddMembers } from './hooks';
 
@@ -80,7 +80,7 @@ export function IdListUpload({ segmentId }: { segmentId: string }) {
           {!running && !error && (
             <p role="status" className="upload-done">
               Done: {progress.added.toLocaleString()} added, {progress.already.toLocaleString()} already members
-              {progress.memberCount !== undefined ? `; the segment now has ${progress.memberCount.toLocaleString()} members` : ''}.
+              {progress.memberCount !== undefined ? `; the segment now has ${plural(progress.memberCount, 'member')}` : ''}.
             </p>
           )}
         </div>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { FormError, Select, TextField, fieldError, fieldErrorsUnder } from '../../components/form';
 import { RuleBuilder, emptyRules, fromRules, toRules, type RulesDraft } from '../../components/rule-builder';
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
+import { requiredText } from '../../components/validate';
 import { useRouter } from '../../router';
 import { useSession } from '../auth/session';
 import { IdListUpload } from './IdListUpload';
@@ -16,15 +17,19 @@ export function NewSegment() {
   const [name, setName] = useState('');
   const [kind, setKind] = useState<'rules' | 'id_list'>('rules');
   const [rules, setRules] = useState<RulesDraft>({ logical_operator: 'AND', groups: [{ logical_operator: 'AND', conditions: [{ attribute: '', operator: 'equals', value: '' }] }] });
+  const [nameProblem, setNameProblem] = useState<string>();
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    const problem = requiredText(name);
+    setNameProblem(problem);
+    if (problem) return;
     create.mutate(kind === 'rules' ? { name, kind, rules: toRules(rules) ?? emptyRules() } : { name, kind }, { onSuccess: (s) => navigate(`/segments/${s.id}`) });
   };
   return (
     <section>
       <PageHeader title="New segment" />
       <form className="card" onSubmit={submit} noValidate>
-        <TextField label="Name" required value={name} error={fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
+        <TextField label="Name" required value={name} error={nameProblem ?? fieldError(create.error, 'name')} onChange={(e) => setName(e.target.value)} />
         <Select
           label="Kind"
           value={kind}
@@ -87,7 +92,7 @@ function SegmentView({ segment }: { segment: Segment }) {
         {segment.member_count !== null && segment.member_count !== undefined && (
           <>
             {' '}
-            · <strong className="member-count">{segment.member_count.toLocaleString()}</strong> members
+            · <strong className="member-count">{segment.member_count.toLocaleString()}</strong> {segment.member_count === 1 ? 'member' : 'members'}
           </>
         )}
       </p>

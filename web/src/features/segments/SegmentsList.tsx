@@ -10,22 +10,32 @@ export const SEGMENT_TONE: Record<Status, string> = { active: 'success', inactiv
 export function SegmentsList() {
   const { permissions } = useSession();
   const [status, setStatus] = useState<Status | ''>('');
+  const [search, setSearch] = useState('');
   const segments = useSegments(status || undefined);
+  // The list route has no search parameter; the page holds up to 500 segments, searched here by name.
+  const needle = search.trim().toLowerCase();
+  const shown = (segments.data ?? []).filter((s) => !needle || s.name.toLowerCase().includes(needle) || (s.description ?? '').toLowerCase().includes(needle));
   return (
     <section>
       <PageHeader title="Segments" actions={permissions.canChangeSegments && <Link className="button" to="/segments/new">New segment</Link>} />
-      <div className="toolbar">
+      <div className="toolbar" role="search">
+        <label>
+          <span className="visually-hidden">Search segments</span>
+          <input type="search" placeholder="Search by name" value={search} onChange={(e) => setSearch(e.target.value)} />
+        </label>
         <StatusFilter value={status} statuses={['active', 'inactive', 'archived'] as const} onChange={setStatus} />
       </div>
       {segments.isPending ? (
         <Loading rows={4} label="Loading segments" />
       ) : segments.isError ? (
         <ErrorBox error={segments.error} />
-      ) : segments.data.length === 0 ? (
+      ) : shown.length === 0 && (needle || status) ? (
+        <Empty title="No segment matches these filters." />
+      ) : shown.length === 0 ? (
         <Empty title="No segments yet.">Segments are reusable audiences: rules on user attributes, or an uploaded list of user IDs.</Empty>
       ) : (
         <DataTable headers={['Name', 'Kind', 'Status']}>
-          {segments.data.map((s) => (
+          {shown.map((s) => (
             <tr key={s.id}>
               <td>
                 <Link to={`/segments/${s.id}`}>{s.name}</Link>
