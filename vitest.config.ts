@@ -23,6 +23,7 @@ export default defineConfig({
           name: 'api',
           // Migrates an embedded database once; each test file's PGlite starts from its dump.
           globalSetup: ['./test/global-setup.ts'],
+          isolate: false,
           include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'],
         },
       },
