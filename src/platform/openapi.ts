@@ -8,7 +8,22 @@ import { open } from './auth.js';
 const require = createRequire(import.meta.url);
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
-export const API_VERSION = '1.0.0';
+/**
+ * The service's version, from its package.json (the one source: /health and the OpenAPI document show it). Found
+ * by walking up from this file, which runs from src/ under tsx and from dist/src/ once built.
+ */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'uplift' && pkg.version) return pkg.version;
+    } catch {
+      // No package.json here: look in the parent.
+    }
+    if (dir.pathname === '/') throw new Error('package.json of uplift not found');
+  }
+}
+export const API_VERSION = packageVersion();
 
 /** Spec "Versioning": beta routes carry `x-stability: beta`. Spread into a route's schema. */
 export const beta = { 'x-stability': 'beta' } as const;
