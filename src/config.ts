@@ -128,6 +128,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     corsOrigins: parseCorsOrigins(env),
     warehouse: parseWarehouse(env, environment, env.DATA_DIR?.trim() || './data'),
     resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),
+    resultsMaxStalenessSeconds: parseInteger(env, 'RESULTS_MAX_STALENESS_SECONDS', 5, 0, 300),
+    resultsRollupIntervalSeconds: parseInteger(env, 'RESULTS_ROLLUP_INTERVAL_SECONDS', 60, 1, 86_400),
+    schedulerTickSeconds: parseInteger(env, 'SCHEDULER_TICK_SECONDS', 10, 1, 3_600),
     resultsParallelQueries: parseInteger(env, 'RESULTS_PARALLEL_QUERIES', defaultResultsParallelQueries(), 1, 64),
   };
 }

@@ -34,6 +34,7 @@ import { createSchedulerHealthService } from './modules/scheduler/service.js';
 import { createTrackingService } from './modules/tracking/service.js';
 import { splitUrlConfigs } from './modules/split-url/config.js';
 import { createAssignmentWriter, createEventWriter } from './modules/tracking/writer.js';
+import { commitAnnouncer } from './modules/tracking/domain.js';
 import { createTrackingData } from './modules/tracking/read-model.js';
 import { createCountersService } from './modules/counters/service.js';
 import { createBanditService } from './modules/bandit/service.js';
@@ -153,8 +154,9 @@ export function createServices(deps: PlatformDeps) {
   const wizard = createWizardService({ db, audit, clock, experiments });
 
   // Assignment and events.
-  const events = createEventWriter(db);
-  const assignmentWriter = createAssignmentWriter(db);
+  const committed = commitAnnouncer(bus, clock);
+  const events = createEventWriter(db, committed);
+  const assignmentWriter = createAssignmentWriter(db, committed);
   const bandit = createBanditService({ db, clock, bus, audit, experiments: experimentsReadModel, tracking: trackingData });
   const tracking = createTrackingService({
     db, clock, bus, events, assignments: assignmentWriter, experiments: experimentsReadModel, flags, holdout, segments, bandit,
@@ -164,6 +166,7 @@ export function createServices(deps: PlatformDeps) {
   // Statistics.
   const results = createResultsService({
     db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs,
+    maxStalenessSeconds: config.resultsMaxStalenessSeconds,
     // A read holds its own connection while its statements run on others.
     parallel: deps.database.kind === 'postgres' ? Math.max(1, Math.min(config.resultsParallelQueries, config.databasePoolSize - 1)) : 1,
     experiments: {
@@ -210,12 +213,13 @@ export function createServices(deps: PlatformDeps) {
     clock,
     bus,
     log: pino({ level: config.logLevel, name: 'scheduler' }),
+    tickSeconds: config.schedulerTickSeconds,
   });
   scheduler.register('experiment-auto-start', 60, experiments.startScheduled);
   scheduler.register('experiment-auto-complete', 60, experiments.completeEnded);
   // The events' new block ranges summarized first, so that the rollup reads only its window's.
   scheduler.register('event-ranges', 60, trackingData.summarizeRanges);
-  scheduler.register('results-rollup', 60, () => results.refreshActive());
+  scheduler.register('results-rollup', config.resultsRollupIntervalSeconds, () => results.refreshActive());
   // Rollback first: a flag rolled back in this tick has its schedule paused before stages are applied.
   scheduler.register('safety-auto-rollback', 60, safety.runAutoRollback);
   // Guardrails next: a schedule whose guardrail degraded is rolled back and paused before its next stage is due.

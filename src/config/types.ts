@@ -65,6 +65,12 @@ export interface Config {
    * it the route answers 202 and the experiment's rollups are built in the background.
    */
   resultsReadTimeoutMs: number;
+  /** RESULTS_MAX_STALENESS_SECONDS: how far a cached results read may be behind the committed events (default 5). */
+  resultsMaxStalenessSeconds: number;
+  /** RESULTS_ROLLUP_INTERVAL_SECONDS: how often the results-rollup job runs (default 60). */
+  resultsRollupIntervalSeconds: number;
+  /** SCHEDULER_TICK_SECONDS: how often the background-job loop looks for due jobs (default 10). */
+  schedulerTickSeconds: number;
   /**
    * RESULTS_PARALLEL_QUERIES: statements a first computation of results (no rollup yet) runs at once on PostgreSQL,
    * each on its own connection (default: the machine's cores, 2 to 8; 1 runs them one after the other). Held below

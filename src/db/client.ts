@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema/index.js';
+import { StartupError } from '../platform/startup.js';
 
 export type Schema = typeof schema;
 /** The application's database handle: the same Drizzle API over node-postgres or embedded PGlite. */
@@ -147,12 +148,12 @@ function lockDataDir(dataDir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(readFileSync(lockPath, 'utf8').trim());
       if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new Error(`The data directory ${dataDir} is in use by process ${holder}; stop it or set DATA_DIR`);
+        throw new StartupError(`DATA_DIR ${dataDir} is in use by another process (pid ${holder}): stop that process, or set DATA_DIR to another directory (or DATABASE_URL to share a PostgreSQL database).`);
       }
       rmSync(lockPath, { force: true });
     }
   }
-  throw new Error(`Could not lock the data directory ${dataDir}`);
+  throw new StartupError(`DATA_DIR ${dataDir} is in use by another process: stop it, or set DATA_DIR to another directory.`);
 }
 
 function isAlive(pid: number): boolean {

@@ -41,7 +41,11 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
-export function createScheduler(deps: { database: Database; clock: Clock; bus: Bus; log: SchedulerLog }): Scheduler {
+export function createScheduler(deps: {
+  database: Database; clock: Clock; bus: Bus; log: SchedulerLog;
+  /** SCHEDULER_TICK_SECONDS: how often the loop looks for due jobs (default TICK_SECONDS). */
+  tickSeconds?: number;
+}): Scheduler {
   const { database, clock } = deps;
   const db = database.db;
   const registered = new Map<string, { intervalSeconds: number; job: Job }>();
@@ -127,7 +131,7 @@ export function createScheduler(deps: { database: Database; clock: Clock; bus: B
           .finally(() => {
             inFlight = undefined;
           });
-      }, TICK_SECONDS * 1000);
+      }, (deps.tickSeconds ?? TICK_SECONDS) * 1000);
       // The loop must not keep a process alive that is otherwise done (tests, CLI tools).
       timer.unref();
     },

@@ -34,7 +34,19 @@ function noAnswer(error: unknown): string | undefined {
   return `AWS Glue could not be reached or did not answer in time (${code ?? name}, ${$metadata?.attempts ?? 1} attempts)`;
 }
 
-export function createGlueClient(config: EtlConfig): GlueClient {
+/** What the ETL service uses of a Glue client. */
+export type Glue = Pick<GlueClient, 'send'>;
+
+/**
+ * The Glue client, made on first use: constructing an AWS SDK client prints the SDK's Node version notice, which
+ * a service that never calls Glue has no reason to show at every start.
+ */
+export function createGlueClient(config: EtlConfig): Glue {
+  let client: GlueClient | undefined;
+  return { send: ((command: Parameters<GlueClient['send']>[0]) => (client ??= makeGlueClient(config)).send(command)) as GlueClient['send'] };
+}
+
+function makeGlueClient(config: EtlConfig): GlueClient {
   const client = new GlueClient({
     region: config.region,
     endpoint: config.glueEndpoint,
@@ -66,7 +78,7 @@ export type EtlService = ReturnType<typeof createEtlService>;
  * AWS Glue helpers. Only the job types, crawlers and tables named in the configuration are accepted, so the API
  * cannot be used to drive arbitrary jobs in the account. Every start and registration is audited.
  */
-export function createEtlService(deps: { db: Db; audit: AuditLog; config: EtlConfig; glue: GlueClient }) {
+export function createEtlService(deps: { db: Db; audit: AuditLog; config: EtlConfig; glue: Glue }) {
   const { config, glue } = deps;
 
   /** The configured Glue job of a job type; own keys only, so `__proto__` or `toString` never resolve to anything. */

@@ -39,6 +39,9 @@ export const ResultsPayload = Type.Object({
   start_date: Nullable(DateTime()),
   end_date: Nullable(DateTime()),
   computed_at: DateTime(),
+  data_through: Nullable(DateTime({
+    description: 'Commit time of the newest event or assignment included, as far as the serving process heard (null: none heard since it started). A cached read is at most RESULTS_MAX_STALENESS_SECONDS behind the committed data.',
+  })),
   ...AnalysisResults.properties,
   ...GaStatus,
 });

@@ -16,6 +16,7 @@ import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound, NotImplemented, Unprocessable } from '../../platform/errors.js';
 import { EXPERIMENTS_CHANGED, type CorrectionMethod } from '../experiments/domain.js';
+import { DATA_COMMITTED, parseCommitNotice } from '../tracking/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
@@ -52,6 +53,12 @@ export interface ResultsDeps {
   /** RESULTS_READ_TIMEOUT_MS: the longest a results read may run before the route answers 202 (PostgreSQL only). */
   readTimeoutMs: number;
   /**
+   * RESULTS_MAX_STALENESS_SECONDS (default 5): a cached snapshot of a running experiment is read again once it is this
+   * old, whatever the bus said (a commit announced by another process may be lost); one that missed an announced
+   * commit is read again at once.
+   */
+  maxStalenessSeconds?: number;
+  /**
    * Statements a first computation runs at once, each on its own connection (RESULTS_PARALLEL_QUERIES on PostgreSQL;
    * 1, one after the other, under embedded PGlite, which has one connection).
    */
@@ -83,6 +90,16 @@ const liveKey = (e: AnalysedExperiment, part: string) => `${livePrefix(e.id)}${e
 const keyPart = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
+/**
+ * A cached snapshot or payload with the time its read of the data began (`read_at`, ms) and the commit time of the
+ * newest event it includes, as far as this process heard (`through`, ms; null when it heard of none).
+ */
+interface Fresh<T> {
+  value: T;
+  read_at: number;
+  through: number | null;
+}
+
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
   const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? 1 });
@@ -90,6 +107,61 @@ export function createResultsService(deps: ResultsDeps) {
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
   });
   deps.bus.subscribe(EXPERIMENTS_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
+
+  /**
+   * The newest commit of events or assignments heard of, per experiment, and of untagged flag events (which count for
+   * every experiment): tracking announces each committed batch (DATA_COMMITTED), locally before it acknowledges.
+   */
+  const commits = new Map<string, number>();
+  let commitsForAll = 0;
+  deps.bus.subscribe(DATA_COMMITTED, (message) => {
+    const notice = parseCommitNotice(message);
+    if (!notice) return;
+    if (notice.all) commitsForAll = Math.max(commitsForAll, notice.at);
+    for (const id of notice.experiments) commits.set(id, Math.max(commits.get(id) ?? 0, notice.at));
+  });
+  const lastCommit = (id: string): number | null => {
+    const at = Math.max(commits.get(id) ?? 0, commitsForAll);
+    return at === 0 ? null : at;
+  };
+  const maxStalenessMs = (deps.maxStalenessSeconds ?? 5) * 1000;
+
+  /**
+   * Whether a cached read may be served: no commit for the experiment was announced since its read began, and a
+   * running experiment's entry is younger than RESULTS_MAX_STALENESS_SECONDS (so a lost announcement delays no more).
+   */
+  function isFresh(e: AnalysedExperiment, entry: Fresh<unknown> | undefined): entry is Fresh<unknown> {
+    if (entry === undefined || typeof entry.read_at !== 'number') return false;
+    const last = lastCommit(e.id);
+    if (last !== null && last > entry.read_at) return false;
+    return e.status !== 'active' || clock.now().getTime() - entry.read_at < maxStalenessMs;
+  }
+
+  /**
+   * A snapshot or payload kept up with the data: a fresh cached entry, else a computation (one at a time per key:
+   * reads that come while one runs share it, unless a commit came after its read began).
+   */
+  const computing = new Map<string, Promise<Fresh<unknown>> & { readAt: number }>();
+  async function kept<T>(e: AnalysedExperiment, key: string, useCache: boolean, compute: () => Promise<Fresh<T>>): Promise<Fresh<T>> {
+    if (useCache) {
+      const hit = await cache.get<Fresh<T>>(key);
+      if (isFresh(e, hit)) return hit as Fresh<T>;
+      const running = computing.get(key);
+      const last = lastCommit(e.id);
+      if (running && (last === null || last <= running.readAt)) return (await running) as Fresh<T>;
+    }
+    const run = Object.assign((async () => {
+      const fresh = await compute();
+      await cache.set(key, fresh, ttl(e));
+      return fresh;
+    })(), { readAt: clock.now().getTime() });
+    if (useCache) computing.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (computing.get(key) === run) computing.delete(key);
+    }
+  }
 
   const experiment = (id: string) => readExperiment(deps.experiments, id);
 
@@ -127,7 +199,12 @@ export function createResultsService(deps: ResultsDeps) {
   const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? 1 });
 
   const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
-    cached(liveKey(e, 'snapshot'), ttl(e), useCache, () => loadSnapshot(e));
+    kept(e, liveKey(e, 'snapshot'), useCache, async () => {
+      // Taken before the read begins: every commit heard of by then is in what it reads.
+      const readAt = clock.now().getTime();
+      const through = lastCommit(e.id);
+      return { value: await loadSnapshot(e), read_at: readAt, through };
+    });
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
   const loadSegmentStats = (e: AnalysedExperiment, attribute: string, names: string[]) =>
@@ -148,16 +225,19 @@ export function createResultsService(deps: ResultsDeps) {
   }
 
   /** The payload at the given options; a read only (the rollup job records what follows from it). */
-  async function compute(e: AnalysedExperiment, q: ResultsQuery, useCache: boolean): Promise<ResultsPayload> {
+  async function compute(e: AnalysedExperiment, q: ResultsQuery, useCache: boolean): Promise<Fresh<ResultsPayload>> {
     const options = optionsOf(e, q);
-    const snapshot = await snapshotOf(e, useCache);
+    const read = await snapshotOf(e, useCache);
+    const snapshot = read.value;
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
     const computedAt = clock.now();
     const analysis = buildResults(e, snapshot, options, breakdown, e.status !== 'draft' && (await srm.autoPause(e.id)));
-    return {
+    const value: ResultsPayload = {
       experiment_id: e.id, experiment_name: e.name, status: e.status, start_date: e.start_date, end_date: e.end_date,
-      computed_at: computedAt.toISOString(), ...analysis, analysis_status: 'ga',
+      computed_at: computedAt.toISOString(), data_through: read.through === null ? null : new Date(read.through).toISOString(),
+      ...analysis, analysis_status: 'ga',
     };
+    return { value, read_at: read.read_at, through: read.through };
   }
 
   async function results(id: string, q: ResultsQuery = {}): Promise<ResultsPayload> {
@@ -165,7 +245,7 @@ export function createResultsService(deps: ResultsDeps) {
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
     const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : keyPart(q.breakdown)}`);
-    return cached(key, ttl(e), useCache, () => compute(e, q, useCache));
+    return (await kept(e, key, useCache, () => compute(e, q, useCache))).value;
   }
 
   /**
@@ -174,8 +254,9 @@ export function createResultsService(deps: ResultsDeps) {
    * experiment opted in, pauses it once (a person who resumes it decides).
    */
   async function evaluate(e: AnalysedExperiment): Promise<void> {
-    const payload = await compute(e, {}, false);
-    await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), payload, ttl(e));
+    const fresh = await compute(e, {}, false);
+    await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), fresh, ttl(e));
+    const payload = fresh.value;
     const decision = payload.bayesian_results?.bayesian_decision ?? null;
     if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
       await deps.experiments.recordBayesianDecision(e.id, decision);
@@ -213,7 +294,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     async sampleSize(id: string, q: SampleSizeQuery) {
       const e = await experiment(id);
-      const snapshot = await snapshotOf(e, true);
+      const snapshot = (await snapshotOf(e, true)).value;
       try {
         return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
       } catch (err) {
@@ -224,7 +305,7 @@ export function createResultsService(deps: ResultsDeps) {
 
     async sequential(id: string, alpha: number | undefined) {
       const e = await experiment(id);
-      const snapshot = await snapshotOf(e, true);
+      const snapshot = (await snapshotOf(e, true)).value;
       const effective = alpha ?? storedSequentialAlpha(e);
       const block = sequentialBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), effective, treatmentsOf(e));
       return {
@@ -242,7 +323,7 @@ export function createResultsService(deps: ResultsDeps) {
     async bayesian(id: string) {
       const e = await experiment(id);
       if (!e.bayesian_enabled) throw new BadRequest(BAYESIAN_NOT_ENABLED);
-      const snapshot = await snapshotOf(e, true);
+      const snapshot = (await snapshotOf(e, true)).value;
       const block = bayesianBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''));
       if (!block) throw new BadRequest(BAYESIAN_NEEDS_METRIC_AND_CONTROL);
       return { experiment_id: e.id, ...block, analysis_status: 'ga' as const, computed_at: clock.now().toISOString() };
@@ -293,7 +374,7 @@ export function createResultsService(deps: ResultsDeps) {
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
     async daily(id: string) {
       const e = await experiment(id);
-      const compute = async () => dailyResults(e, await snapshotOf(e, false), clock.now());
+      const compute = async () => dailyResults(e, (await snapshotOf(e, false)).value, clock.now());
       return deps.cacheEnabled ? cached(routeKey(id, 'daily'), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 

@@ -1,19 +1,24 @@
 import type { Db } from '../../db/client.js';
 import { createBatchWriter } from '../../platform/batch-writer.js';
+import type { CommitAnnouncer } from './domain.js';
 import { assignmentKey, insertAssignmentsIfAbsent, insertEvents, type AssignmentRow, type EventRow } from './store.js';
 
 /**
  * The group-commit writer for events and view events. Sizes: a statement carries at most 2,000 rows (one request
  * of /tracking/batch is at most 1,000, never split); up to 4 statements run at once; 200,000 queued rows (about
- * 100 MB) is the back-pressure bound beyond which requests get 503.
+ * 100 MB) is the back-pressure bound beyond which requests get 503. Each committed statement is announced
+ * (`committed`), so that results of the experiments it touches are brought forward on their next read.
  */
-export function createEventWriter(db: Db) {
+export function createEventWriter(db: Db, committed?: CommitAnnouncer) {
   return createBatchWriter<EventRow>({
     name: 'events',
     maxBatchRows: 2_000,
     maxQueuedRows: 200_000,
     concurrency: 4,
-    flush: (rows) => insertEvents(db, rows),
+    async flush(rows) {
+      await insertEvents(db, rows);
+      committed?.(rows.map((r) => r.experimentId), rows.some((r) => r.experimentId === null && r.featureFlagId !== null && r.kind === 'track'));
+    },
   });
 }
 
@@ -35,7 +40,7 @@ export interface AssignmentWriter {
  * caller is answered with the row that holds once it is committed, so concurrent first calls for one user still
  * agree (the unique index decides, across requests and processes alike).
  */
-export function createAssignmentWriter(db: Db): AssignmentWriter {
+export function createAssignmentWriter(db: Db, committed?: CommitAnnouncer): AssignmentWriter {
   const key = (r: AssignmentRow) => assignmentKey(r.experimentId, r.userId);
   const writer = createBatchWriter<PendingAssignment>({
     name: 'assignments',
@@ -48,6 +53,7 @@ export function createAssignmentWriter(db: Db): AssignmentWriter {
       for (const p of pending) if (!proposed.has(key(p.row))) proposed.set(key(p.row), p.row);
       const held = await insertAssignmentsIfAbsent(db, [...proposed.values()]);
       for (const p of pending) p.settle(held.get(key(p.row))!);
+      committed?.([...proposed.values()].map((r) => r.experimentId), false);
     },
   });
   return {
