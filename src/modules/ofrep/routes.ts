@@ -70,7 +70,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       params: OfrepFlagParams, body: OfrepRequest,
       response: { 200: OfrepSuccess, 400: OfrepFailure, 404: OfrepFailure, ...errorResponses(401, 429) },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body)));
+  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body, clientOf(req).environment)));
 
   app.post('/evaluate/flags', {
     config: { access: apiKey({ bearer: true }) },
@@ -90,7 +90,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
         ...errorResponses(401, 429),
       },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'])));
+  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'], clientOf(req).environment)));
 
   app.get(STREAM_PATH.slice('/ofrep/v1'.length), {
     // The token in the URL is the credential (an EventSource sends no custom header); CORS as the API-key routes.
@@ -110,9 +110,10 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       },
     },
   }, async (req, reply) => {
-    const keyId = await ofrep.streamKey(req.query.token);
-    if (keyId === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
-    let sent = await ofrep.version();
+    const streamKey = await ofrep.streamKey(req.query.token);
+    if (streamKey === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
+    const { keyId, environment } = streamKey;
+    let sent = await ofrep.version(environment);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -137,10 +138,10 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
     // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
     const heartbeat = setInterval(() => {
       ofrep.isUsable(keyId).then((usable) => (usable ? undefined : end()), () => undefined);
-      ofrep.version().then(refetch, () => undefined);
+      ofrep.version(environment).then(refetch, () => undefined);
       write(': heartbeat\n\n');
     }, heartbeatSeconds * 1000);
-    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => end() });
+    const stop = ofrep.watch({ keyId, environment, changed: refetch, revoked: () => end() });
     const end = () => {
       clearInterval(heartbeat);
       stop();

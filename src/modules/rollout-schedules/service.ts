@@ -59,6 +59,8 @@ export interface RolloutSchedulesDeps {
   audit: AuditLog;
   clock: Clock;
   flags: Pick<FlagsService, 'getFlag' | 'changeRollout'>;
+  /** The environment a new schedule names (absent: the default). */
+  environments: { resolve(key: string | undefined, loc: Loc, unprocessable?: boolean): Promise<string> };
   /** Tracking's read model: guardrail event counts of the flag's exposed users and of the baseline. */
   guardrailCounts(windows: GuardrailWindows): Promise<GuardrailCounts>;
   /** Alerts subscribers of every guardrail decision (notifications); never throws. */
@@ -73,6 +75,8 @@ export interface GuardrailNotice {
   decision: 'advance' | 'rollback';
   rollout_percentage: number;
   degraded_metrics: string[];
+  /** The environment named on the schedule (null: the default environment). */
+  environment: string | null;
 }
 
 export type RolloutSchedulesService = ReturnType<typeof createRolloutSchedulesService>;
@@ -120,6 +124,8 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
   return {
     async create(actor: AuditActor, body: ScheduleCreate): Promise<ScheduleView> {
       await flags.getFlag(body.flag_id);
+      // Named only when the body names one: a schedule without acts on whichever environment is the default.
+      const environment = body.environment === undefined ? null : await deps.environments.resolve(body.environment, ['body', 'environment'], true);
       const now = clock.now();
       const inputs = body.stages ?? [];
       const guardrails = storedGuardrails(body.guardrails, ['body', 'guardrails']) ?? null;
@@ -128,7 +134,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
         return await db.transaction(async (tx) => {
           const row = await store.insertSchedule(tx, {
             id: randomUUID(), flagId: body.flag_id, name: body.name, description: body.description ?? null,
-            status: 'draft', ownerId: actor.id, guardrails, createdAt: now, updatedAt: now,
+            status: 'draft', ownerId: actor.id, guardrails, environment, createdAt: now, updatedAt: now,
           });
           await store.insertStages(tx, inputs.map((s, i) => ({
             id: randomUUID(), scheduleId: row.id, sequence: i + 1, percentage: s.percentage,
