@@ -79,7 +79,7 @@ describe('the environments resource', () => {
     expect((await call('DELETE', `${ENVS}/su_env-1`, dev)).statusCode).toBe(403);
     expect((await call('DELETE', `${ENVS}/su_env-1`, admin)).statusCode).toBe(204);
     expect((await call('GET', `${ENVS}/su_env-1`, viewer)).statusCode).toBe(404);
-    const audit = await t.database.exec<{ action: string }>(`SELECT action FROM audit_logs WHERE entity_type = 'environment' AND entity_id = 'su_env-1' ORDER BY created_at`);
+    const audit = await t.database.session((exec) => exec<{ action: string }>(`SELECT action FROM audit_logs WHERE entity_type = 'environment' AND entity_id = 'su_env-1' ORDER BY created_at`));
     expect(audit.map((r) => r.action)).toEqual(['environment_create', 'environment_update', 'environment_delete']);
   });
 
