@@ -376,6 +376,8 @@ export function createFlagsService(deps: FlagsDeps) {
     decide: (current: FeatureFlagRow, tx: Executor) => Promise<FlagValues> | FlagValues,
     details?: Record<string, unknown>,
   ): Promise<{ row: FeatureFlagRow; stateOnly: boolean }> {
+    // Before the transaction: embedded PGlite has one connection, which the transaction holds until it ends.
+    const auditDetails = await withEnvironment(details, environment);
     try {
       return await db.transaction(async (tx) => {
         const current = await store.findFlagForUpdate(tx, id, environment);
@@ -394,7 +396,7 @@ export function createFlagsService(deps: FlagsDeps) {
         const updated = await store.updateFlag(tx, id, environment, { ...values, updatedAt: clock.now() });
         await audit.record(tx, actor, {
           action: 'feature_flag_update', entityType: 'feature_flag', entityId: id, before, after,
-          details: await withEnvironment(details, environment),
+          details: auditDetails,
         });
         return { row: updated, stateOnly };
       });
@@ -451,6 +453,9 @@ export function createFlagsService(deps: FlagsDeps) {
      */
     async create(actor: AuditActor, body: FlagCreate, environmentKey?: string): Promise<FlagView> {
       const environment = await environmentOf(environmentKey);
+      // Read before the transaction (embedded PGlite has one connection, held by the transaction).
+      const everyEnvironment = await environments.keys();
+      const createDetails = await withEnvironment(undefined, environment);
       const now = clock.now();
       let row: FeatureFlagRow;
       try {
@@ -467,7 +472,7 @@ export function createFlagsService(deps: FlagsDeps) {
             variationSplit: null,
             ...rules,
           });
-          const stateByEnvironment = new Map<string, FlagState>((await environments.keys()).map((key) => [key, { ...state, status: 'INACTIVE' as const }]));
+          const stateByEnvironment = new Map<string, FlagState>(everyEnvironment.map((key) => [key, { ...state, status: 'INACTIVE' as const }]));
           stateByEnvironment.set(environment, state);
           const inserted = await store.insertFlag(tx, {
             id: randomUUID(),
@@ -484,7 +489,7 @@ export function createFlagsService(deps: FlagsDeps) {
           }, stateByEnvironment, environment);
           await audit.record(tx, actor, {
             action: 'feature_flag_create', entityType: 'feature_flag', entityId: inserted.id, after: snapshotOf(inserted),
-            details: await withEnvironment(undefined, environment),
+            details: createDetails,
           });
           return inserted;
         });
