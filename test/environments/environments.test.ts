@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SseParser, type SseEvent } from '../../sdk/src/sse.js';
 import {
   DEFAULT_NOT_DELETABLE,
   DEFAULT_NOT_UNSET,
@@ -9,6 +8,7 @@ import {
   MAX_ENVIRONMENTS,
   TOO_MANY_ENVIRONMENTS,
 } from '../../src/modules/environments/service.js';
+import { openStream } from '../helpers/sse-stream.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -210,27 +210,14 @@ describe('the SDK stream of each environment', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     const open = async (headers: Record<string, string>) => {
-      const abort = new AbortController();
-      const res = await fetch(`${base}/api/v1/sdk/ruleset/stream`, { headers, signal: abort.signal });
-      const events: SseEvent[] = [];
-      const waiters: Array<() => void> = [];
-      const parser = new SseParser((e) => events.push(e));
-      const decoder = new TextDecoder();
-      void (async () => {
-        const reader = res.body!.getReader();
-        for (;;) {
-          const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-          if (done) return;
-          parser.push(decoder.decode(value, { stream: true }));
-          for (const w of waiters.splice(0)) w();
-        }
-      })();
-      const rulesets = () => events.filter((e) => e.event === 'ruleset').map((e) => JSON.parse(e.data).ruleset);
+      const stream = await openStream(`${base}/api/v1/sdk/ruleset/stream`, headers);
+      const rulesets = () => stream.events.filter((e) => e.event === 'ruleset').map((e) => JSON.parse(e.data).ruleset);
+      /** The count-th ruleset event (1: the one sent on connect). */
       const next = async (count: number) => {
-        while (rulesets().length < count) await new Promise<void>((r) => waiters.push(r));
+        await stream.next(() => rulesets().length >= count);
         return rulesets()[count - 1];
       };
-      return { next, rulesets, close: () => abort.abort() };
+      return { next, rulesets, close: stream.close };
     };
     const prodStream = await open(prod.headers);
     const stagingStream = await open(staging.headers);

@@ -10,7 +10,7 @@ const tags = ['environments'];
 const admins = () => role('ADMIN');
 
 export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: EnvironmentsService }> = async (app, { environments }) => {
-  app.get('/', {
+  app.get('', {
     config: { access: signedIn() },
     schema: {
       tags, operationId: 'listEnvironments', summary: 'Every environment, by sort_order then key',
@@ -19,7 +19,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: Envir
     },
   }, () => environments.list());
 
-  app.post('/', {
+  app.post('', {
     config: { access: admins() },
     schema: {
       tags, operationId: 'createEnvironment', summary: 'Create an environment (every flag off, or copied from copy_from)',

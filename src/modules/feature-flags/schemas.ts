@@ -180,9 +180,9 @@ export const FlagView = Type.Object({
   owner_id: Nullable(Uuid()),
   created_at: DateTime(),
   updated_at: DateTime(),
-  environments: Type.Record(Type.String(), FlagEnvironmentState, {
-    description: "The flag's state in every environment, by environment key (the fields above are the environment the request acts on)",
-  }),
+  environments: Type.Optional(Type.Record(Type.String(), FlagEnvironmentState, {
+    description: "The flag's state in every environment, by environment key (the fields above are the environment the request acts on); present once there is more than one environment",
+  })),
 });
 export type FlagView = Static<typeof FlagView>;
 

@@ -126,12 +126,15 @@ export function toStateView(state: Omit<FlagStateRow, 'flagId' | 'environment'>,
 }
 
 /**
- * A flag as `row.environment` serves it, with `environments` holding every environment's state (`states`: every
- * state row of the flag; without them, only the row's own environment).
+ * A flag as `row.environment` serves it; with `states` (every state row of the flag), `environments` holds every
+ * environment's state. Without them the view is exactly the one before environments.
  */
 export function toFlagView(row: FeatureFlagRow, states?: FlagStateRow[]): FlagView {
-  const environments: Record<string, FlagEnvironmentState> = {};
-  for (const state of states ?? [{ ...row, flagId: row.id }]) environments[state.environment] = toStateView(state, row.valueType);
+  let environments: Record<string, FlagEnvironmentState> | undefined;
+  if (states) {
+    environments = {};
+    for (const state of states) environments[state.environment] = toStateView(state, row.valueType);
+  }
   return {
     id: row.id,
     key: row.key,
@@ -147,7 +150,7 @@ export function toFlagView(row: FeatureFlagRow, states?: FlagStateRow[]): FlagVi
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     ...typedView(row),
-    environments,
+    ...(environments ? { environments } : {}),
   };
 }
 
@@ -306,11 +309,15 @@ export function createFlagsService(deps: FlagsDeps) {
   const servingEnvironment = (key: string | undefined) => (key === undefined ? environments.defaultKey() : Promise.resolve(key));
   const rulesetIn = async (key: string | undefined) => rulesetOf(await servingEnvironment(key)).get();
 
-  /** The flag view with every environment's state (one more query). */
+  /**
+   * The flag view, with every environment's state (one more query) once there is more than one environment: an
+   * installation with only the default environment answers exactly the view from before environments.
+   */
   async function view(row: FeatureFlagRow): Promise<FlagView> {
-    return toFlagView(row, await store.statesOf(db, [row.id]));
+    return (await views([row]))[0];
   }
   async function views(rows: FeatureFlagRow[]): Promise<FlagView[]> {
+    if ((await environments.keys()).length < 2) return rows.map((row) => toFlagView(row));
     const states = await store.statesOf(db, rows.map((r) => r.id));
     const byFlag = new Map<string, FlagStateRow[]>();
     for (const state of states) byFlag.set(state.flagId, [...(byFlag.get(state.flagId) ?? []), state]);
