@@ -8,6 +8,10 @@
  * (POST /ofrep/v1/evaluate/flags, every flag, target >= 80% of the user route's req/s in the same round) and single
  * evaluation (POST /ofrep/v1/evaluate/flags/{key}), written to the `ofrep` section.
  * Run: npm run build && npx tsx bench/flags.ts   (targets: >= 50% of the bare route's req/s, p99 < 10 ms at 50 connections)
+ *
+ * `npx tsx bench/flags.ts environments` (issue 29) measures instead the same route on two servers side by side: one
+ * with the default environment only, one with 5 environments of the same 50 flags (the key in the last one), in
+ * alternating rounds; target: the 5-environment server within 5 % of the 1-environment one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -60,6 +64,10 @@ function flagBody(i: number) {
   };
 }
 
+if (process.argv[2] === 'environments') await environmentsBench();
+else await mainBench();
+
+async function mainBench(): Promise<void> {
 const server = await startServer();
 let bareServer: ChildProcess | undefined;
 try {
@@ -174,4 +182,73 @@ OFREP bulk throughput: **${ofrepMedian}%** of GET /feature-flags/user/{id}, medi
 } finally {
   if (bareServer) await stop(bareServer);
   await server.stop();
+}
+}
+
+/** Issue 29: GET /feature-flags/user/{id} with 5 environments of 50 flags against 1 environment, alternating rounds. */
+async function environmentsBench(): Promise<void> {
+  const ENVIRONMENTS = 5;
+  const one = await startServer();
+  const five = await startServer();
+  try {
+    const prepare = async (base: string, environments: number) => {
+      const { bearer } = await signIn(base);
+      for (let i = 0; i < FLAGS; i++) await api(base, 'POST', '/api/v1/feature-flags/', flagBody(i), bearer);
+      let environment = 'production';
+      // Every other environment holds the same 50 flags, on, with the same rules (copied from production).
+      for (let e = 1; e < environments; e++) {
+        environment = `env-${e}`;
+        await api(base, 'POST', '/api/v1/environments', { key: environment, name: environment, copy_from: 'production' }, bearer);
+      }
+      const created = await api<{ key: string }>(base, 'POST', '/api/v1/api-keys', { name: 'bench', environment }, bearer);
+      const key = { 'x-api-key': created.key };
+      const sample = await fetch(`${base}/api/v1/feature-flags/user/sample?context=${CONTEXT}`, { headers: key }).then((r) => r.text());
+      if (Object.keys(JSON.parse(sample)).length !== FLAGS) throw new Error(`unexpected answer: ${sample}`);
+      let n = 0;
+      return { url: base, headers: key, requests: [{ setupRequest: (req: object) => ({ ...req, path: `/api/v1/feature-flags/user/user-${n++ % 100_000}?context=${CONTEXT}` }) }] };
+    };
+    const oneRoute = await prepare(one.base, 1);
+    const fiveRoute = await prepare(five.base, ENVIRONMENTS);
+    await measure('warm-up', { ...oneRoute, duration: 3 });
+    await measure('warm-up', { ...fiveRoute, duration: 3 });
+    const loadBefore = load();
+    const rounds: Array<{ one: Measured; five: Measured; ratio: number }> = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      // Alternating which goes first, so neither always measures right after the other.
+      const first = r % 2 === 1 ? 'one' : 'five';
+      const run = (which: 'one' | 'five') => measure(
+        `round ${r}: ${which === 'one' ? '1 environment' : `${ENVIRONMENTS} environments`} x ${FLAGS} flags`,
+        { ...(which === 'one' ? oneRoute : fiveRoute), duration: ROUND_SECONDS }, 0,
+      );
+      const a = await run(first);
+      const b = await run(first === 'one' ? 'five' : 'one');
+      const [m1, m5] = first === 'one' ? [a, b] : [b, a];
+      const ratio = m5.requestsPerSecond / m1.requestsPerSecond;
+      m5.label += ` (${Math.round(ratio * 1000) / 10}% of 1 environment)`;
+      rounds.push({ one: m1, five: m5, ratio });
+    }
+    const loadAfter = load();
+    const median = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(ROUNDS / 2)].ratio;
+    const rows = rounds.flatMap((r) => [r.one, r.five]);
+    console.table(rows);
+    const ratios = rounds.map((r) => `${Math.round(r.ratio * 1000) / 10}%`).join(', ');
+    console.log(`5 environments over 1 per round: ${ratios}; median ${Math.round(median * 1000) / 10}% (target within 5 %)`);
+    writeSection('environments', `## Environments: GET /feature-flags/user/{id} with ${ENVIRONMENTS} environments of ${FLAGS} flags (issue 29)
+
+Machine: ${machine()}; shared with other work; 1-minute load average ${loadBefore} before and ${loadAfter} after the
+rounds. Two servers (the built service on PostgreSQL, each in its own schema and process): one with the default
+environment only, one with ${ENVIRONMENTS} environments each holding the same ${FLAGS} flags (3 conditions, 50% rollout, on), the API
+key in the last one. autocannon with 50 connections, a different user id per request, 4 attributes. ${ROUNDS} rounds of
+${ROUND_SECONDS} s per server, the first server of a round alternating; the ratio is the ${ENVIRONMENTS}-environment server's req/s over the
+1-environment server's in the same round, median of rounds. Command: \`npm run build && npx tsx bench/flags.ts environments\`.
+
+${table(rows)}
+
+${ENVIRONMENTS} environments: **${Math.round(median * 1000) / 10}%** of 1 environment's throughput, median of rounds at ${ratios}
+(target: within 5 %). Each environment's ruleset is compiled and cached on its own, so an evaluation reads one
+environment's snapshot, as before.`);
+  } finally {
+    await one.stop();
+    await five.stop();
+  }
 }

@@ -13,6 +13,8 @@ import { createIdpAccountsService } from './modules/users/idp-accounts.js';
 import { createUsersService } from './modules/users/service.js';
 import { createSegmentsService } from './modules/segments/service.js';
 import { createFlagsService } from './modules/feature-flags/service.js';
+import { createEnvironmentsService } from './modules/environments/service.js';
+import { apiKeysReadModel } from './modules/api-keys/read-model.js';
 import { createSdkService } from './modules/sdk/service.js';
 import { createOfrepService } from './modules/ofrep/service.js';
 import { createRbacService } from './modules/rbac/service.js';
@@ -107,7 +109,11 @@ export function createServices(deps: PlatformDeps) {
         clock,
       })
     : undefined;
-  const apiKeys = createApiKeysService({ db, audit, clock, bus, users, revalidateOwner: idpAuth?.revalidateOwner });
+  // Environments: every flag's state and every API key belong to one (the flags read model seeds a new one's states).
+  const environments = createEnvironmentsService({
+    db, audit, clock, bus, flagStates: createFlagsReadModel(db), keysInEnvironment: apiKeysReadModel.keysInEnvironment,
+  });
+  const apiKeys = createApiKeysService({ db, audit, clock, bus, users, revalidateOwner: idpAuth?.revalidateOwner, environments });
   const rbac = createRbacService({ db, audit, clock, users });
   const integrations = createIntegrationsService({
     db,
@@ -133,7 +139,7 @@ export function createServices(deps: PlatformDeps) {
 
   // Targeting: segments, flags, experiments and what manages them.
   const segments = createSegmentsService({ db, audit, clock, bus, flags: flagsReadModel, experiments: experimentsReadModel, tracking: trackingData });
-  const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs });
+  const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs, environments });
   const sdk = createSdkService({ snapshot: flags.snapshot, bus });
   const ofrep = createOfrepService({ flags, segments, sdk, apiKeys, bus, clock, secretKey: config.secretKey });
   const metricDefinitions = createMetricDefinitionsService({ db, audit, clock, experiments: experimentsReadModel });
@@ -182,12 +188,12 @@ export function createServices(deps: PlatformDeps) {
 
   // Rollout and safety.
   const rolloutSchedules = createRolloutSchedulesService({
-    db, audit, clock, flags,
+    db, audit, clock, flags, environments,
     guardrailCounts: trackingData.guardrailCounts,
     announce: (notice) => void notifications.notify('rollout_guardrail_decision', notice),
   });
   const errorReports = createErrorReportsService({ db, clock, flags });
-  const safety = createSafetyService({ db, audit, clock, flags, schedules: rolloutSchedules, errorReports, notifications });
+  const safety = createSafetyService({ db, audit, clock, flags, schedules: rolloutSchedules, errorReports, notifications, environments });
   const metrics = createMetricsService({ clock, errorReports, safety, flags });
 
   // Platform management and optional modules.
@@ -231,7 +237,7 @@ export function createServices(deps: PlatformDeps) {
   const schedulerHealth = createSchedulerHealthService({ db, clock, scheduler, loopEnabled: config.schedulerEnabled });
 
   return {
-    users, apiKeys, auth, idpAuth, rbac, integrations, notifications,
+    users, apiKeys, environments, auth, idpAuth, rbac, integrations, notifications,
     trackingData, flagsReadModel, exclusionGroups, experimentsReadModel,
     segments, flags, sdk, ofrep, metricDefinitions, experiments, mutualExclusion, holdout, wizard,
     events, assignmentWriter, bandit, tracking, counters,

@@ -14,6 +14,7 @@ import { exportRoutes } from './export/routes.js';
 import { usersRoutes } from './users/routes.js';
 import { segmentsRoutes } from './segments/routes.js';
 import { featureFlagsRoutes } from './feature-flags/routes.js';
+import { environmentsRoutes } from './environments/routes.js';
 import { sdkRoutes } from './sdk/routes.js';
 import { ofrepRoutes } from './ofrep/routes.js';
 import { experimentsRoutes } from './experiments/routes.js';
@@ -93,6 +94,11 @@ export const MODULES: ModuleEntry[] = [
     name: 'feature-flags',
     profiles: EVERY_PROFILE,
     register: (app, { services }) => app.register(featureFlagsRoutes, { prefix: '/api/v1/feature-flags', flags: services.flags }),
+  },
+  {
+    name: 'environments',
+    profiles: EVERY_PROFILE,
+    register: (app, { services }) => app.register(environmentsRoutes, { prefix: '/api/v1/environments', environments: services.environments }),
   },
   {
     name: 'segments',

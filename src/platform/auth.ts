@@ -28,6 +28,8 @@ export interface KeyClient {
   ownerIsSuperuser: boolean;
   /** Past this instant the key is refused everywhere (open streams close); null never expires. */
   expiresAt: Date | null;
+  /** The environment the key belongs to: every evaluation with it answers there. */
+  environment: string;
 }
 
 /**

@@ -239,7 +239,8 @@ describe('reports', () => {
       UPDATE experiments SET created_at = '2033-06-01T00:00:00Z' WHERE id = '${exps[0].id}';
       UPDATE experiments SET created_at = '2033-06-30T23:59:59.999999Z', start_date = '2033-06-01T00:00:00Z', end_date = '2033-06-03T12:00:00Z', status = 'completed' WHERE id = '${exps[1].id}';
       UPDATE experiments SET created_at = '2033-07-01T00:00:00Z' WHERE id = '${exps[2].id}';
-      UPDATE feature_flags SET created_at = '2033-06-15T00:00:00Z', status = 'ACTIVE' WHERE id = '${f.id}';`);
+      UPDATE feature_flags SET created_at = '2033-06-15T00:00:00Z' WHERE id = '${f.id}';
+      UPDATE flag_environment_states SET status = 'ACTIVE' WHERE flag_id = '${f.id}';`);
     const res = await get(`${E}/reports/overview?start_date=2033-06-01T00:00:00Z&end_date=2033-06-30`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({

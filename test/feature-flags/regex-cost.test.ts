@@ -104,8 +104,8 @@ describe('rules stored past the caps', () => {
     const many = await created(`${BASE}/`, flagBody(rules([condition('email', 'regex', 'x')])));
     // Rules past the caps exist only in data stored before them; the API cannot write them.
     const json = (r: unknown) => JSON.stringify(r).replace(/'/g, "''");
-    await t.database.exec(`UPDATE feature_flags SET targeting_rules = '${json(rules([condition('email', 'not_regex', ISSUE_PATTERN)]))}' WHERE id = '${pattern.id}';
-      UPDATE feature_flags SET targeting_rules = '${json(rules(regexes(MAX_REGEX_CONDITIONS + 1, 'x'), 'OR'))}' WHERE id = '${many.id}'`);
+    await t.database.exec(`UPDATE flag_environment_states SET targeting_rules = '${json(rules([condition('email', 'not_regex', ISSUE_PATTERN)]))}' WHERE flag_id = '${pattern.id}';
+      UPDATE flag_environment_states SET targeting_rules = '${json(rules(regexes(MAX_REGEX_CONDITIONS + 1, 'x'), 'OR'))}' WHERE flag_id = '${many.id}'`);
     expect((await put(`${BASE}/${pattern.id}`, { name: 'legacy' })).statusCode).toBe(200);
     const words = 'word '.repeat(1600);
     expect((await evaluate(pattern.key, { email: words })).json()).toEqual({ flag_key: pattern.key, enabled: false, reason: 'targeting_miss' });

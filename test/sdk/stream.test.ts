@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Uplift, type UpliftEvent } from '../../sdk/src/index.js';
-import { SseParser, type SseEvent } from '../../sdk/src/sse.js';
+import { openStream } from '../helpers/sse-stream.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -14,41 +14,6 @@ const listen = async (app: FastifyInstance) => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 };
-
-/** A stream read through fetch: every event and comment line in arrival order; `next` waits for one matching. */
-async function openStream(url: string, headers: Record<string, string>) {
-  const abort = new AbortController();
-  const res = await fetch(url, { headers, signal: abort.signal });
-  const events: SseEvent[] = [];
-  const comments: string[] = [];
-  const waiters: Array<() => void> = [];
-  const parser = new SseParser((e) => events.push(e));
-  const decoder = new TextDecoder();
-  void (async () => {
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) return;
-      const text = decoder.decode(value, { stream: true });
-      comments.push(...text.split('\n').filter((l) => l.startsWith(':')));
-      parser.push(text);
-      for (const w of waiters.splice(0)) w();
-    }
-  })();
-  const until = async <T>(find: () => T | undefined): Promise<T> => {
-    for (;;) {
-      const found = find();
-      if (found !== undefined) return found;
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  return {
-    res,
-    next: (match: (e: SseEvent) => boolean) => until(() => events.find(match)),
-    comment: (text: string) => until(() => comments.find((c) => c.includes(text))),
-    close: () => abort.abort(),
-  };
-}
 
 const createFlag = async (body: Record<string, unknown> = {}) => {
   const res = await t.inject({ method: 'POST', url: '/api/v1/feature-flags', headers: dev.headers, payload: { key: t.unique('flag'), name: 'f', is_active: true, rollout_percentage: 100, ...body } });

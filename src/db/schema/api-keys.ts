@@ -1,4 +1,5 @@
 import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { environments } from './environments.js';
 import { users } from './users.js';
 
 export const apiKeys = pgTable(
@@ -15,8 +16,10 @@ export const apiKeys = pgTable(
     expiresAt: timestamp({ withTimezone: true }),
     /** When the key last authenticated, to the minute (written at most once a minute per key). */
     lastUsedAt: timestamp({ withTimezone: true }),
+    /** The environment every evaluation with the key answers in. */
+    environment: text().notNull().references(() => environments.key, { onDelete: 'restrict' }),
   },
-  (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_id_idx').on(t.userId)],
+  (t) => [uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_user_id_idx').on(t.userId), index('api_keys_environment_idx').on(t.environment)],
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;

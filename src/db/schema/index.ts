@@ -5,6 +5,7 @@ export * from './auth.js';
 export * from './rbac.js';
 export * from './integrations.js';
 export * from './segments.js';
+export * from './environments.js';
 export * from './feature-flags.js';
 export * from './experiments.js';
 export * from './mutual-exclusion.js';

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, doublePrecision, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { environments } from './environments.js';
 import { featureFlags } from './feature-flags.js';
 import { users } from './users.js';
 
@@ -27,6 +28,8 @@ export const rolloutSchedules = pgTable(
     ownerId: uuid().references(() => users.id, { onDelete: 'set null' }),
     /** Guarded rollout settings (null: not guarded). */
     guardrails: jsonb().$type<StoredGuardrails>(),
+    /** The environment whose rollout the schedule moves (null: the default environment). */
+    environment: text().references(() => environments.key, { onDelete: 'cascade' }),
     createdAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp({ withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,4 +1,5 @@
-import { boolean, doublePrecision, integer, jsonb, pgTable, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { environments } from './environments.js';
 import { featureFlags } from './feature-flags.js';
 
 /** The one row of global safety settings (id is always 1); no row means every setting has its default. */
@@ -26,6 +27,8 @@ export const safetyFlagConfigs = pgTable('safety_flag_configs', {
   metrics: jsonb().$type<SafetyMetrics>().notNull(),
   rollbackPercentage: integer().notNull(),
   lastRollbackAt: timestamp({ withTimezone: true }),
+  /** The environment whose rollout a rollback lowers (null: the default environment). */
+  environment: text().references(() => environments.key, { onDelete: 'cascade' }),
   createdAt: timestamp({ withTimezone: true }).notNull(),
   updatedAt: timestamp({ withTimezone: true }).notNull(),
 });

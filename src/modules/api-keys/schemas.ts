@@ -7,6 +7,10 @@ export const ApiKeyCreate = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 255 }),
     scopes: Type.Optional(Type.Array(StringEnum(API_SCOPES), { maxItems: 10, uniqueItems: true, default: [] })),
     expires_at: Type.Optional(DateTime({ description: 'When the key stops working (must be in the future); absent: never' })),
+    environment: Type.Optional(Type.String({
+      minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$',
+      description: 'The environment the key belongs to: every evaluation with it answers there (absent: the default environment; unknown: 422)',
+    })),
   },
   { additionalProperties: false, examples: [{ name: 'web-shop backend', scopes: ['sdk:ruleset'], expires_at: '2027-01-01T00:00:00Z' }] },
 );
@@ -21,6 +25,7 @@ export const ApiKeyView = Type.Object({
   created_at: DateTime(),
   expires_at: Nullable(DateTime({ description: 'When the key stops working; null: never' })),
   last_used_at: Nullable(DateTime({ description: 'When the key last authenticated, to within a minute; null: never used' })),
+  environment: Type.String({ description: 'The environment the key belongs to' }),
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;
 

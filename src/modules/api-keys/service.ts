@@ -6,7 +6,7 @@ import { hasRole, type Actor, type KeyClient } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { localCache } from '../../platform/local-cache.js';
-import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable } from '../../platform/errors.js';
+import { Forbidden, NOT_ENOUGH_PERMISSIONS, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
 import { ACCOUNTS_CHANGED } from '../users/domain.js';
 import type { ApiKeyCreate, ApiKeyView } from './schemas.js';
 import * as store from './store.js';
@@ -44,6 +44,7 @@ function toView(row: ApiKeyRow): ApiKeyView {
     created_at: row.createdAt.toISOString(),
     expires_at: row.expiresAt?.toISOString() ?? null,
     last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    environment: row.environment,
   };
 }
 
@@ -67,6 +68,8 @@ export interface ApiKeysDeps {
    * applied on every use of a key: undefined refuses the key; a ServiceUnavailable is the provider's outage.
    */
   revalidateOwner?: (client: KeyClient) => Promise<KeyClient | undefined>;
+  /** The environment a new key names (absent: the default); unknown is 422 at body.environment. */
+  environments: { resolve(key: string | undefined, loc: Loc, unprocessable?: boolean): Promise<string> };
 }
 
 export function createApiKeysService(deps: ApiKeysDeps) {
@@ -101,6 +104,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       if (expiresAt && !(expiresAt.getTime() > now.getTime())) {
         throw new Unprocessable({ type: 'value_error', loc: ['body', 'expires_at'], msg: EXPIRY_NOT_IN_FUTURE });
       }
+      const environment = await deps.environments.resolve(body.environment, ['body', 'environment'], true);
       const key = generateKey();
       const row = await db.transaction(async (tx) => {
         const inserted = await store.insertApiKey(tx, {
@@ -112,12 +116,13 @@ export function createApiKeysService(deps: ApiKeysDeps) {
           scopes: body.scopes ?? [],
           createdAt: now,
           expiresAt,
+          environment,
         });
         await audit.record(tx, actor, {
           action: 'api_key_create',
           entityType: 'api_key',
           entityId: inserted.id,
-          after: { name: inserted.name, scopes: inserted.scopes, expires_at: inserted.expiresAt?.toISOString() ?? null },
+          after: { name: inserted.name, scopes: inserted.scopes, expires_at: inserted.expiresAt?.toISOString() ?? null, environment: inserted.environment },
         });
         return inserted;
       });
@@ -156,6 +161,11 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       return (await deps.users.loadActor(row.userId)) !== undefined;
     },
 
+    /** The environment of the key with this id (undefined: no such key): for connections that hold its id. */
+    async environmentOf(keyId: string): Promise<string | undefined> {
+      return (await store.findApiKey(db, keyId))?.environment;
+    },
+
     /** The client a key authenticates now: undefined for an unknown, deleted or expired key or an owner without standing. */
     async resolve(rawKey: string): Promise<KeyClient | undefined> {
       if (!rawKey.startsWith(KEY_PREFIX) || rawKey.length > 128) return undefined;
@@ -172,6 +182,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
           ownerRole: owner.role,
           ownerIsSuperuser: owner.isSuperuser,
           expiresAt: row.expiresAt,
+          environment: row.environment,
         } satisfies KeyClient;
       });
       const now = deps.clock.now();

@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull, lte, or } from 'drizzle-orm';
+import { and, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
 import { apiKeys, type ApiKeyRow } from '../../db/schema/api-keys.js';
 
@@ -27,7 +27,7 @@ export async function deleteApiKey(db: Executor, id: string): Promise<void> {
 /** The key with this hash (its owner's standing comes from the users module). */
 export async function findKeyByHash(db: Executor, keyHash: string) {
   const [row] = await db
-    .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, expiresAt: apiKeys.expiresAt })
+    .select({ id: apiKeys.id, userId: apiKeys.userId, scopes: apiKeys.scopes, expiresAt: apiKeys.expiresAt, environment: apiKeys.environment })
     .from(apiKeys)
     .where(eq(apiKeys.keyHash, keyHash));
   return row;
@@ -39,4 +39,10 @@ export async function touchLastUsed(db: Executor, id: string, at: Date, since: D
     .update(apiKeys)
     .set({ lastUsedAt: at })
     .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.lastUsedAt), lte(apiKeys.lastUsedAt, since))));
+}
+
+/** How many keys belong to the environment (an environment keys belong to is not deleted). */
+export async function countInEnvironment(db: Executor, environment: string): Promise<number> {
+  const [{ count }] = await db.select({ count: sql<number>`count(*)::int` }).from(apiKeys).where(eq(apiKeys.environment, environment));
+  return count;
 }

@@ -14,5 +14,12 @@ export function createFlagsReadModel(db: Db) {
     async flagsUsingSegment(segmentId: string, tx: Executor = db): Promise<SegmentUser[]> {
       return (await store.flagsNamingSegment(tx, segmentId)).map((f) => ({ ...f, status: f.status.toLowerCase() }));
     },
+
+    /**
+     * For environments: a new environment's state of every flag, in the creating transaction: copied from `copyFrom`,
+     * or off. Returns how many flags it holds.
+     */
+    seedEnvironment: (tx: Executor, environment: string, copyFrom: string | undefined): Promise<number> =>
+      store.seedEnvironment(tx, environment, copyFrom),
   };
 }

@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { actorOf, apiKey, role, signedIn } from '../../platform/auth.js';
+import { actorOf, apiKey, clientOf, role, signedIn } from '../../platform/auth.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
 import { parseContextParam, QUERY_CONTEXT } from '../segments/targeting-context.js';
 import {
   BulkToggleBody,
   BulkToggleResult,
+  CopyStateBody,
+  CopyStateParams,
+  EnvironmentQuery,
   EvaluateBody,
   EvaluateParams,
   EvaluateQuery,
@@ -49,7 +52,7 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
       tags, operationId: 'listFeatureFlags', summary: 'List flags, newest first, with the total number of matches',
       description: 'Every signed-in role. Filter by status (ACTIVE, INACTIVE, ARCHIVED) and search in name or key (any case); total counts every match, not just the page.',
       querystring: FlagListQuery,
-      response: { 200: FlagList, ...errorResponses(401, 422) },
+      response: { 200: FlagList, ...errorResponses(401, 404, 422) },
     },
   }, (req) => flags.list(req.query));
 
@@ -58,20 +61,20 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     schema: {
       tags, operationId: 'createFeatureFlag', summary: 'Create a flag (off unless is_active is true)',
       description: 'ADMIN and DEVELOPER. Unknown fields and explicit nulls are 422, default_value accepts only false, and targeting rules with more than 1,000 groups and conditions or an unusable segment are 422. A duplicate key is 409.',
-      body: FlagCreate,
-      response: { 201: FlagView, ...errorResponses(401, 403, 409, 422) },
+      body: FlagCreate, querystring: EnvironmentQuery,
+      response: { 201: FlagView, ...errorResponses(401, 403, 404, 409, 422) },
     },
-  }, async (req, reply) => reply.code(201).send(await flags.create(actorOf(req), req.body)));
+  }, async (req, reply) => reply.code(201).send(await flags.create(actorOf(req), req.body, req.query.environment)));
 
   app.post('/bulk-toggle', {
     config: { access: editors() },
     schema: {
       tags, operationId: 'bulkToggleFeatureFlags', summary: 'Enable, disable or archive many flags; a result per flag',
       description: 'ADMIN and DEVELOPER. Applies enable, disable or archive to each listed flag independently: the answer has one result per flag with success and error, so an archived flag that cannot be enabled does not stop the others.',
-      body: BulkToggleBody,
-      response: { 200: BulkToggleResult, ...errorResponses(401, 403, 422) },
+      body: BulkToggleBody, querystring: EnvironmentQuery,
+      response: { 200: BulkToggleResult, ...errorResponses(401, 403, 404, 422) },
     },
-  }, (req) => flags.bulkToggle(actorOf(req), req.body.ids, req.body.action));
+  }, (req) => flags.bulkToggle(actorOf(req), req.body.ids, req.body.action, req.query.environment));
 
   app.get('/user/:user_id', {
     config: { access: apiKey() },
@@ -83,8 +86,9 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     },
   }, async (req, reply) => {
     const context = parseContextParam(req.query.context);
-    if (req.query.details === true) return flags.userFlagDetails(req.params.user_id, context);
-    const json = await flags.userFlagsJson(req.params.user_id, context);
+    const { environment } = clientOf(req);
+    if (req.query.details === true) return flags.userFlagDetails(req.params.user_id, context, environment);
+    const json = await flags.userFlagsJson(req.params.user_id, context, environment);
     // Hot path: the answer arrives serialised (the schema above still documents it); a string payload with this
     // content type is sent as it is.
     return reply.type('application/json; charset=utf-8').send(json as unknown as Static<typeof UserFlags>);
@@ -98,7 +102,7 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
       params: EvaluateParams, querystring: EvaluateQuery,
       response: { 200: Evaluation, ...errorResponses(401, 422, 429) },
     },
-  }, (req) => flags.evaluate(req.params.flag_key, req.query.user_id, parseContextParam(req.query.context), QUERY_CONTEXT));
+  }, (req) => flags.evaluate(req.params.flag_key, req.query.user_id, parseContextParam(req.query.context), QUERY_CONTEXT, clientOf(req).environment));
 
   app.post('/evaluate/:flag_key', {
     config: { access: apiKey() },
@@ -108,22 +112,22 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
       params: EvaluateParams, body: EvaluateBody,
       response: { 200: Evaluation, ...errorResponses(400, 401, 422, 429) },
     },
-  }, (req) => flags.evaluate(req.params.flag_key, req.body.user_id, req.body.context, ['body', 'context']));
+  }, (req) => flags.evaluate(req.params.flag_key, req.body.user_id, req.body.context, ['body', 'context'], clientOf(req).environment));
 
   app.get('/:flag_id', {
     config: { access: signedIn() },
-    schema: { tags, operationId: 'readFeatureFlag', summary: 'A feature flag', description: 'Every signed-in role. The flag with its status, rollout percentage and targeting rules. Unknown id is 404.', params: FlagParams, response: { 200: FlagView, ...errorResponses(401, 404, 422) } },
-  }, (req) => flags.getFlag(req.params.flag_id));
+    schema: { tags, operationId: 'readFeatureFlag', summary: 'A feature flag', description: 'Every signed-in role. The flag with its status, rollout percentage and targeting rules. Unknown id is 404.', params: FlagParams, querystring: EnvironmentQuery, response: { 200: FlagView, ...errorResponses(401, 404, 422) } },
+  }, (req) => flags.getFlag(req.params.flag_id, req.query.environment));
 
   app.put('/:flag_id', {
     config: { access: editors() },
     schema: {
       tags, operationId: 'updateFeatureFlag', summary: 'Change the fields sent; omitted fields keep their values',
       description: 'ADMIN and DEVELOPER. Only the sent fields change; unknown fields and explicit nulls are 422. Turning an archived flag on is 400 (unarchive it first); a duplicate key is 409.',
-      params: FlagParams, body: FlagUpdate,
+      params: FlagParams, body: FlagUpdate, querystring: EnvironmentQuery,
       response: { 200: FlagView, ...errorResponses(400, 401, 403, 404, 409, 422) },
     },
-  }, (req) => flags.update(actorOf(req), req.params.flag_id, req.body));
+  }, (req) => flags.update(actorOf(req), req.params.flag_id, req.body, req.query.environment));
 
   app.delete('/:flag_id', {
     config: { access: editors() },
@@ -141,11 +145,11 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     app.post(`/:flag_id/${verb}`, {
       config: { access: editors() },
       schema: {
-        tags, operationId: `${verb}FeatureFlag`, summary, params: FlagParams,
+        tags, operationId: `${verb}FeatureFlag`, summary, params: FlagParams, querystring: EnvironmentQuery,
         description: STATUS_DESCRIPTIONS[verb],
         response: { 200: FlagView, ...errorResponses(400, 401, 403, 404, 422) },
       },
-    }, (req) => flags[method](actorOf(req), req.params.flag_id));
+    }, (req) => flags[method](actorOf(req), req.params.flag_id, req.query.environment));
   }
 
   app.post('/:flag_id/unarchive', {
@@ -153,10 +157,20 @@ export const featureFlagsRoutes: FastifyPluginAsyncTypebox<{ flags: FlagsService
     schema: {
       ...beta, tags, operationId: 'unarchiveFeatureFlag', summary: 'Bring an archived flag back, turned off',
       description: 'ADMIN and DEVELOPER. Moves an archived flag back to inactive without turning it on and writes a feature_flag_update audit entry; a flag that is not archived is returned unchanged.',
-      params: FlagParams,
+      params: FlagParams, querystring: EnvironmentQuery,
       response: { 200: FlagView, ...errorResponses(401, 403, 404, 422) },
     },
-  }, (req) => flags.unarchive(actorOf(req), req.params.flag_id));
+  }, (req) => flags.unarchive(actorOf(req), req.params.flag_id, req.query.environment));
+
+  app.post('/:flag_id/environments/:target/copy', {
+    config: { access: editors() },
+    schema: {
+      tags, operationId: 'copyFeatureFlagEnvironment', summary: "Promote one flag's state from one environment to another",
+      description: "ADMIN and DEVELOPER. Copies the flag's state in `from` (status, rollout, targeting rules, serving variations) to the target environment in one transaction, with a feature_flag_update audit entry naming both. Unknown flag or target is 404; unknown from is 422.",
+      params: CopyStateParams, body: CopyStateBody,
+      response: { 200: FlagView, ...errorResponses(401, 403, 404, 422) },
+    },
+  }, (req) => flags.copyState(actorOf(req), req.params.flag_id, req.params.target, req.body.from));
 
   app.get('/:flag_id/history', {
     config: { access: signedIn() },

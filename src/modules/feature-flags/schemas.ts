@@ -140,6 +140,26 @@ export const FlagUpdate = Type.Partial(
 );
 export type FlagUpdate = Static<typeof FlagUpdate>;
 
+const VariationRulesView = Nullable(Type.Array(Type.Object({
+  targeting_rules: Type.Object({}, { additionalProperties: true }),
+  variation: Type.Optional(Type.String()),
+  split: Type.Optional(Split),
+})));
+
+/** A flag's serving state in one environment (the flag view's `environments`). */
+export const FlagEnvironmentState = Type.Object({
+  is_active: Type.Boolean(),
+  status: StringEnum(FLAG_STATUS_VIEWS),
+  rollout_percentage: Type.Integer(),
+  targeting_rules: Nullable(Type.Object({}, { additionalProperties: true, description: 'The rules as sent' })),
+  default_variation: Type.Optional(Nullable(Type.String())),
+  off_variation: Type.Optional(Nullable(Type.String())),
+  variation_rules: Type.Optional(VariationRulesView),
+  variation_split: Type.Optional(Nullable(Split)),
+  updated_at: DateTime(),
+});
+export type FlagEnvironmentState = Static<typeof FlagEnvironmentState>;
+
 export const FlagView = Type.Object({
   id: Uuid(),
   key: Type.String(),
@@ -155,25 +175,39 @@ export const FlagView = Type.Object({
   variations: Type.Optional(Type.Array(Variation)),
   default_variation: Type.Optional(Nullable(Type.String())),
   off_variation: Type.Optional(Nullable(Type.String())),
-  variation_rules: Type.Optional(Nullable(Type.Array(Type.Object({
-    targeting_rules: Type.Object({}, { additionalProperties: true }),
-    variation: Type.Optional(Type.String()),
-    split: Type.Optional(Split),
-  })))),
+  variation_rules: Type.Optional(VariationRulesView),
   variation_split: Type.Optional(Nullable(Split)),
   owner_id: Nullable(Uuid()),
   created_at: DateTime(),
   updated_at: DateTime(),
+  environments: Type.Optional(Type.Record(Type.String(), FlagEnvironmentState, {
+    description: "The flag's state in every environment, by environment key (the fields above are the environment the request acts on); present once there is more than one environment",
+  })),
 });
 export type FlagView = Static<typeof FlagView>;
 
 export const FlagParams = Type.Object({ flag_id: Uuid() });
+
+const EnvironmentParam = Type.String({
+  minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$',
+  description: 'The environment to act on (absent: the default environment); unknown is 404',
+});
+/** A bearer-token flag route may act on another environment than the default. */
+export const EnvironmentQuery = Type.Object({ environment: Type.Optional(EnvironmentParam) });
+export type EnvironmentQuery = Static<typeof EnvironmentQuery>;
+
+export const CopyStateParams = Type.Object({ flag_id: Uuid(), target: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$' }) });
+export const CopyStateBody = Type.Object(
+  { from: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$', description: 'The environment whose state is copied' }) },
+  { additionalProperties: false, examples: [{ from: 'staging' }] },
+);
 
 export const FlagListQuery = Type.Object({
   status: Type.Optional(StringEnum(FLAG_STATUSES)),
   search: Type.Optional(Type.String({ maxLength: 255, description: 'Part of the name or key, any letter case' })),
   skip: Type.Integer({ minimum: 0, default: 0 }),
   limit: Type.Integer({ minimum: 1, default: 100, description: 'No maximum' }),
+  environment: Type.Optional(EnvironmentParam),
 });
 export type FlagListQuery = Static<typeof FlagListQuery>;
 

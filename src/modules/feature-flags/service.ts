@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
-import type { FeatureFlagRow } from '../../db/schema/feature-flags.js';
+import type { FeatureFlagRow, FlagState, FlagStateRow } from '../../db/schema/feature-flags.js';
 import type { FlagStatus } from './domain.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Actor } from '../../platform/auth.js';
@@ -26,7 +26,8 @@ import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-con
 import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject, type CompiledFlag } from './ruleset.js';
 // The compiled ruleset as the SDK and OFREP modules serve it.
 export { membershipSubject, type CompiledFlag, type RulesetSnapshot } from './ruleset.js';
-import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry, UserFlagDetails } from './schemas.js';
+import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagEnvironmentState, FlagListQuery, FlagUpdate, FlagView, HistoryEntry, UserFlagDetails } from './schemas.js';
+import { ENVIRONMENTS_CHANGED, type EnvironmentsService } from '../environments/service.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import { report, telemetry } from '../../platform/telemetry.js';
@@ -36,9 +37,9 @@ export const FLAG_NOT_FOUND = 'Feature flag not found';
 export const FLAG_KEY_TAKEN = 'A feature flag with this key already exists';
 export const ARCHIVED_CANNOT_TURN_ON = 'This flag is archived. Unarchive it before turning it on.';
 
-/** Announced after every flag write: compiled rulesets in every process drop what they hold. */
-import { FLAGS_CHANGED } from './domain.js';
-export { FLAGS_CHANGED };
+import { changedEnvironment, FLAGS_CHANGED, flagsChangedMessage } from './domain.js';
+export { changedEnvironment, FLAGS_CHANGED, flagsChangedMessage, type FlagsChanged } from './domain.js';
+export const QUERY_ENVIRONMENT: Loc = ['query', 'environment'];
 /** Safety net for a lost cross-process invalidation; writes in this process invalidate at once. */
 const RULESET_MAX_AGE_MS = 30_000;
 
@@ -75,6 +76,8 @@ const AUDITED_FIELDS = {
   variationRules: 'variation_rules',
   variationSplit: 'variation_split',
 } as const;
+/** The audited fields held per environment (a change of only these is one environment's change). */
+const STATE_AUDITED = new Set<string>(['status', 'rolloutPercentage', 'targetingRules', 'defaultVariation', 'offVariation', 'variationRules', 'variationSplit']);
 /** The typed-flag fields: stored name by wire name. */
 const TYPED_COLUMNS = {
   value_type: 'valueType',
@@ -86,7 +89,35 @@ const TYPED_COLUMNS = {
 } as const satisfies Record<keyof TypedFields, keyof FeatureFlagRow>;
 type FlagValues = Partial<Pick<FeatureFlagRow, keyof typeof AUDITED_FIELDS | 'segmentIds'>>;
 
-export function toFlagView(row: FeatureFlagRow): FlagView {
+/** One environment's state of a flag on the wire; typed serving fields only for typed flags. */
+export function toStateView(state: Omit<FlagStateRow, 'flagId' | 'environment'>, valueType: FeatureFlagRow['valueType']): FlagEnvironmentState {
+  const view: FlagEnvironmentState = {
+    is_active: state.status === 'ACTIVE',
+    status: state.status.toLowerCase() as FlagEnvironmentState['status'],
+    rollout_percentage: state.rolloutPercentage,
+    targeting_rules: (state.targetingRules ?? null) as FlagEnvironmentState['targeting_rules'],
+    updated_at: state.updatedAt.toISOString(),
+  };
+  if (valueType === 'boolean') return view;
+  return {
+    ...view,
+    default_variation: state.defaultVariation,
+    off_variation: state.offVariation,
+    variation_rules: (state.variationRules ?? null) as FlagEnvironmentState['variation_rules'],
+    variation_split: state.variationSplit ?? null,
+  };
+}
+
+/**
+ * A flag as `row.environment` serves it; with `states` (every state row of the flag), `environments` holds every
+ * environment's state. Without them the view is exactly the one before environments.
+ */
+export function toFlagView(row: FeatureFlagRow, states?: FlagStateRow[]): FlagView {
+  let environments: Record<string, FlagEnvironmentState> | undefined;
+  if (states) {
+    environments = {};
+    for (const state of states) environments[state.environment] = toStateView(state, row.valueType);
+  }
   return {
     id: row.id,
     key: row.key,
@@ -102,6 +133,7 @@ export function toFlagView(row: FeatureFlagRow): FlagView {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     ...typedView(row),
+    ...(environments ? { environments } : {}),
   };
 }
 
@@ -218,23 +250,61 @@ export interface FlagsDeps {
   tracking: { detachFlag(flagId: string): Promise<void> };
   /** A flag's change history, with the audit log's access rule (DEVELOPER and VIEWER see only their own entries). */
   auditLogs: Pick<AuditLogsService, 'history'>;
+  /** The default environment and the environments a request may name (held in memory by the environments module). */
+  environments: Pick<EnvironmentsService, 'defaultKey' | 'resolve' | 'keys'>;
 }
 
 export type FlagsService = ReturnType<typeof createFlagsService>;
 
 export function createFlagsService(deps: FlagsDeps) {
-  const { db, audit, clock, segments } = deps;
-  const ruleset = createRulesetCache(
-    () => loadRuleset({ allFlags: () => store.allFlags(db), segmentDefinitions: segments.definitions }),
-    clock,
-    RULESET_MAX_AGE_MS,
-  );
-  deps.bus.subscribe(FLAGS_CHANGED, ruleset.invalidate);
-  deps.bus.subscribe(SEGMENTS_CHANGED, ruleset.invalidate);
+  const { db, audit, clock, segments, environments } = deps;
+  /** One compiled ruleset per environment, each compiled, cached and invalidated on its own. */
+  const rulesets = new Map<string, ReturnType<typeof createRulesetCache>>();
+  function rulesetOf(environment: string) {
+    let cache = rulesets.get(environment);
+    if (!cache) {
+      cache = createRulesetCache(
+        () => loadRuleset({ allFlags: () => store.allFlags(db, environment), segmentDefinitions: segments.definitions }),
+        clock,
+        RULESET_MAX_AGE_MS,
+      );
+      rulesets.set(environment, cache);
+    }
+    return cache;
+  }
+  function invalidate(environment: string | null): void {
+    if (environment === null) for (const cache of rulesets.values()) cache.invalidate();
+    else rulesets.get(environment)?.invalidate();
+  }
+  deps.bus.subscribe(FLAGS_CHANGED, (message) => invalidate(changedEnvironment(message)));
+  deps.bus.subscribe(SEGMENTS_CHANGED, () => invalidate(null));
+  // An environment created, deleted or re-created under the same key: its ruleset is compiled again.
+  deps.bus.subscribe(ENVIRONMENTS_CHANGED, (key) => invalidate(key));
 
-  async function changed(id: string): Promise<void> {
-    ruleset.invalidate();
-    await deps.bus.publish(FLAGS_CHANGED, id).catch(() => undefined);
+  async function changed(id: string, environment: string | null): Promise<void> {
+    invalidate(environment);
+    await deps.bus.publish(FLAGS_CHANGED, flagsChangedMessage({ environment, flag: id })).catch(() => undefined);
+  }
+
+  /** The environment a bearer-token route names in ?environment= (absent: the default; unknown: 404). */
+  const environmentOf = (key: string | undefined) => environments.resolve(key, QUERY_ENVIRONMENT);
+  /** The environment an evaluation answers in: the API key's (absent: the default). */
+  const servingEnvironment = (key: string | undefined) => (key === undefined ? environments.defaultKey() : Promise.resolve(key));
+  const rulesetIn = async (key: string | undefined) => rulesetOf(await servingEnvironment(key)).get();
+
+  /**
+   * The flag view, with every environment's state (one more query) once there is more than one environment: an
+   * installation with only the default environment answers exactly the view from before environments.
+   */
+  async function view(row: FeatureFlagRow): Promise<FlagView> {
+    return (await views([row]))[0];
+  }
+  async function views(rows: FeatureFlagRow[]): Promise<FlagView[]> {
+    if ((await environments.keys()).length < 2) return rows.map((row) => toFlagView(row));
+    const states = await store.statesOf(db, rows.map((r) => r.id));
+    const byFlag = new Map<string, FlagStateRow[]>();
+    for (const state of states) byFlag.set(state.flagId, [...(byFlag.get(state.flagId) ?? []), state]);
+    return rows.map((row) => toFlagView(row, byFlag.get(row.id) ?? []));
   }
 
   /** Shape first (pure), then, inside the writing transaction, the segments named (share-locked until commit). */
@@ -292,12 +362,15 @@ export function createFlagsService(deps: FlagsDeps) {
   async function applyChange(
     actor: AuditActor | null,
     id: string,
+    environment: string,
     decide: (current: FeatureFlagRow, tx: Executor) => Promise<FlagValues> | FlagValues,
     details?: Record<string, unknown>,
-  ): Promise<FeatureFlagRow> {
+  ): Promise<{ row: FeatureFlagRow; stateOnly: boolean }> {
+    // Before the transaction: embedded PGlite has one connection, which the transaction holds until it ends.
+    const auditDetails = await withEnvironment(details, environment);
     try {
       return await db.transaction(async (tx) => {
-        const current = await store.findFlagForUpdate(tx, id);
+        const current = await store.findFlagForUpdate(tx, id, environment);
         if (!current) throw new NotFound(FLAG_NOT_FOUND);
         const values = await decide(current, tx);
         const before: Record<string, unknown> = {};
@@ -307,10 +380,15 @@ export function createFlagsService(deps: FlagsDeps) {
           before[wire] = current[field];
           after[wire] = values[field];
         }
-        if (Object.keys(after).length === 0) return current;
-        const updated = await store.updateFlag(tx, id, { ...values, updatedAt: clock.now() });
-        await audit.record(tx, actor, { action: 'feature_flag_update', entityType: 'feature_flag', entityId: id, before, after, details });
-        return updated;
+        const changedFields = Object.entries(AUDITED_FIELDS).filter(([, wire]) => wire in after).map(([field]) => field);
+        const stateOnly = changedFields.every((field) => STATE_AUDITED.has(field));
+        if (Object.keys(after).length === 0) return { row: current, stateOnly: true };
+        const updated = await store.updateFlag(tx, id, environment, { ...values, updatedAt: clock.now() });
+        await audit.record(tx, actor, {
+          action: 'feature_flag_update', entityType: 'feature_flag', entityId: id, before, after,
+          details: auditDetails,
+        });
+        return { row: updated, stateOnly };
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict(FLAG_KEY_TAKEN);
@@ -326,58 +404,97 @@ export function createFlagsService(deps: FlagsDeps) {
     };
   }
 
-  async function transition(actor: AuditActor | null, id: string, t: Transition, details?: Record<string, unknown>): Promise<FlagView> {
-    const row = await applyChange(actor, id, transitionTo(t), details);
-    await changed(id);
-    return toFlagView(row);
+  /**
+   * The audit details of a change in `environment`: a change in another environment than the default names it (a
+   * change without `environment` in its details was made in the default environment, as every change before
+   * environments existed).
+   */
+  async function withEnvironment(details: Record<string, unknown> | undefined, environment: string): Promise<Record<string, unknown> | undefined> {
+    if (environment === (await environments.defaultKey())) return details;
+    return { ...details, environment };
+  }
+
+  /** A change committed: the environment's ruleset (every one's when a shared field changed) is compiled again. */
+  async function committed(id: string, environment: string, change: { row: FeatureFlagRow; stateOnly: boolean }): Promise<FlagView> {
+    await changed(id, change.stateOnly ? environment : null);
+    return view(change.row);
+  }
+
+  async function transition(actor: AuditActor | null, id: string, t: Transition, environmentKey?: string): Promise<FlagView> {
+    const environment = await environmentOf(environmentKey);
+    return committed(id, environment, await applyChange(actor, id, environment, transitionTo(t)));
   }
 
   return {
     async list(query: FlagListQuery) {
-      const { rows, total } = await store.listFlags(db, query);
-      return { items: rows.map(toFlagView), total, skip: query.skip, limit: query.limit };
+      const { rows, total } = await store.listFlags(db, await environmentOf(query.environment), query);
+      return { items: await views(rows), total, skip: query.skip, limit: query.limit };
     },
 
-    async getFlag(id: string): Promise<FlagView> {
-      const row = await store.findFlag(db, id);
+    async getFlag(id: string, environmentKey?: string): Promise<FlagView> {
+      const row = await store.findFlag(db, id, await environmentOf(environmentKey));
       if (!row) throw new NotFound(FLAG_NOT_FOUND);
-      return toFlagView(row);
+      return view(row);
     },
 
-    async create(actor: AuditActor, body: FlagCreate): Promise<FlagView> {
+    /**
+     * A new flag: the body's state in the environment acted on; every other environment gets the same rules and
+     * serving fields, turned off.
+     */
+    async create(actor: AuditActor, body: FlagCreate, environmentKey?: string): Promise<FlagView> {
+      const environment = await environmentOf(environmentKey);
+      // Read before the transaction (embedded PGlite has one connection, held by the transaction).
+      const everyEnvironment = await environments.keys();
+      const createDetails = await withEnvironment(undefined, environment);
       const now = clock.now();
       let row: FeatureFlagRow;
       try {
         row = await db.transaction(async (tx) => {
-          const rules = { targetingRules: null, ...(await checkedFlagRules(tx, null, body)) };
+          const { valueType, variations, ...rules } = { targetingRules: null, ...(await checkedFlagRules(tx, null, body)) } as FlagValues;
+          const state = store.stateOf({
+            status: body.is_active === true ? 'ACTIVE' : 'INACTIVE',
+            rolloutPercentage: body.rollout_percentage ?? 0,
+            targetingRules: null,
+            segmentIds: [],
+            defaultVariation: null,
+            offVariation: null,
+            variationRules: null,
+            variationSplit: null,
+            ...rules,
+          });
+          const stateByEnvironment = new Map<string, FlagState>(everyEnvironment.map((key) => [key, { ...state, status: 'INACTIVE' as const }]));
+          stateByEnvironment.set(environment, state);
           const inserted = await store.insertFlag(tx, {
             id: randomUUID(),
             key: body.key,
             name: body.name,
             description: body.description ?? null,
-            status: body.is_active === true ? 'ACTIVE' : 'INACTIVE',
-            rolloutPercentage: body.rollout_percentage ?? 0,
-            ...rules,
             defaultValue: false,
+            valueType: valueType ?? 'boolean',
+            variations: variations ?? null,
             tags: body.tags ?? null,
             ownerId: actor.id,
             createdAt: now,
             updatedAt: now,
+          }, stateByEnvironment, environment);
+          await audit.record(tx, actor, {
+            action: 'feature_flag_create', entityType: 'feature_flag', entityId: inserted.id, after: snapshotOf(inserted),
+            details: createDetails,
           });
-          await audit.record(tx, actor, { action: 'feature_flag_create', entityType: 'feature_flag', entityId: inserted.id, after: snapshotOf(inserted) });
           return inserted;
         });
       } catch (error) {
         if (isUniqueViolation(error)) throw new Conflict(FLAG_KEY_TAKEN);
         throw error;
       }
-      await changed(row.id);
-      return toFlagView(row);
+      await changed(row.id, null);
+      return view(row);
     },
 
     /** PUT: only the fields sent change; is_active true on an archived flag is refused, false leaves it archived. */
-    async update(actor: AuditActor, id: string, body: FlagUpdate): Promise<FlagView> {
-      const row = await applyChange(actor, id, async (current, tx) => {
+    async update(actor: AuditActor, id: string, body: FlagUpdate, environmentKey?: string): Promise<FlagView> {
+      const environment = await environmentOf(environmentKey);
+      const change = await applyChange(actor, id, environment, async (current, tx) => {
         const values: FlagValues = {};
         if (body.is_active !== undefined) Object.assign(values, transitionTo(body.is_active ? 'activate' : 'deactivate')(current));
         if (body.key !== undefined) values.key = body.key;
@@ -389,46 +506,47 @@ export function createFlagsService(deps: FlagsDeps) {
         if (body.tags !== undefined) values.tags = body.tags;
         return values;
       });
-      await changed(id);
-      return toFlagView(row);
+      return committed(id, environment, change);
     },
 
     async delete(actor: AuditActor, id: string): Promise<void> {
+      const environment = await environments.defaultKey();
       await db.transaction(async (tx) => {
-        const current = await store.findFlagForUpdate(tx, id);
+        const current = await store.findFlagForUpdate(tx, id, environment);
         if (!current) throw new NotFound(FLAG_NOT_FOUND);
         await store.deleteFlag(tx, id);
         await audit.record(tx, actor, { action: 'feature_flag_delete', entityType: 'feature_flag', entityId: id, before: snapshotOf(current) });
       });
-      await changed(id);
+      await changed(id, null);
       // After the commit: tracking answers on its own connection (embedded PGlite has one, held by the transaction).
       await deps.tracking.detachFlag(id);
     },
 
-    activate: (actor: AuditActor, id: string) => transition(actor, id, 'activate'),
-    deactivate: (actor: AuditActor, id: string) => transition(actor, id, 'deactivate'),
-    toggle: (actor: AuditActor, id: string) => transition(actor, id, 'toggle'),
-    unarchive: (actor: AuditActor, id: string) => transition(actor, id, 'unarchive'),
+    activate: (actor: AuditActor, id: string, environment?: string) => transition(actor, id, 'activate', environment),
+    deactivate: (actor: AuditActor, id: string, environment?: string) => transition(actor, id, 'deactivate', environment),
+    toggle: (actor: AuditActor, id: string, environment?: string) => transition(actor, id, 'toggle', environment),
+    unarchive: (actor: AuditActor, id: string, environment?: string) => transition(actor, id, 'unarchive', environment),
 
     /** Each flag in its own transaction: one refusal or unknown id does not stop the others (spec). */
-    async bulkToggle(actor: AuditActor, ids: string[], action: BulkAction): Promise<BulkToggleResult> {
+    async bulkToggle(actor: AuditActor, ids: string[], action: BulkAction, environmentKey?: string): Promise<BulkToggleResult> {
+      const environment = await environmentOf(environmentKey);
       const results: BulkToggleResult['results'] = [];
       for (const id of ids) {
         try {
-          await applyChange(actor, id, transitionTo(BULK_TRANSITIONS[action]));
+          await applyChange(actor, id, environment, transitionTo(BULK_TRANSITIONS[action]));
           results.push({ id, success: true, error: null });
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
           results.push({ id, success: false, error: String(error.detail) });
         }
       }
-      await changed(ids.join(','));
+      await changed(ids.join(','), environment);
       return { results };
     },
 
     /** Spec, audit access: ADMIN and ANALYST (and superusers) read every entry, others only their own. */
     async history(actor: Actor, id: string, page: { skip: number; limit: number }): Promise<HistoryEntry[]> {
-      if (!(await store.findFlag(db, id))) throw new NotFound(FLAG_NOT_FOUND);
+      if (!(await store.findFlag(db, id, await environments.defaultKey()))) throw new NotFound(FLAG_NOT_FOUND);
       const { items } = await deps.auditLogs.history(actor, 'feature_flag', id, page.skip, page.limit);
       return items.map(({ id: entryId, action, actor_id, actor_username, before, after, details, created_at }) => ({
         id: entryId, action, actor_id, actor_username, before, after, details, created_at,
@@ -446,21 +564,22 @@ export function createFlagsService(deps: FlagsDeps) {
       actor: AuditActor | null,
       details: Record<string, unknown>,
       decide: (flag: FlagView, tx: Executor) => Promise<{ percentage: number; turnOff?: boolean }>,
+      environmentKey?: string | null,
     ): Promise<FlagView> {
-      const row = await applyChange(actor, flagId, async (current, tx) => {
+      const environment = environmentKey ?? (await environments.defaultKey());
+      const change = await applyChange(actor, flagId, environment, async (current, tx) => {
         const { percentage, turnOff } = await decide(toFlagView(current), tx);
         if (!Number.isInteger(percentage) || percentage < 0 || percentage > 100) throw new RangeError('rollout percentage must be an integer from 0 to 100');
         return { rolloutPercentage: percentage, ...(turnOff ? transitionTo('deactivate')(current) : {}) };
       }, details);
-      await changed(flagId);
-      return toFlagView(row);
+      return committed(flagId, environment, change);
     },
 
     /** `contextLoc` names where the context came from, for the 422 of the context limits. */
-    async evaluate(key: string, userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc): Promise<Evaluation> {
+    async evaluate(key: string, userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc, environment?: string): Promise<Evaluation> {
       const ctx = context ?? {};
       assertTargetingContext(ctx, contextLoc);
-      const snapshot = await ruleset.get();
+      const snapshot = await rulesetIn(environment);
       const flag = snapshot.byKey.get(key);
       report(telemetry.flagsEvaluated, { flags: 1 });
       if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
@@ -476,10 +595,16 @@ export function createFlagsService(deps: FlagsDeps) {
      * (`rule` only for a single key) with the flag's status and value_type. The context is held to the limits, a
      * refusal being a 422 at `contextLoc`.
      */
-    async evaluateDetails(userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc, keys?: readonly string[]): Promise<FlagDetails[]> {
+    async evaluateDetails(
+      userId: string,
+      context: Record<string, unknown> | null | undefined,
+      contextLoc: Loc,
+      keys?: readonly string[],
+      environment?: string,
+    ): Promise<FlagDetails[]> {
       const ctx = context ?? {};
       assertTargetingContext(ctx, contextLoc);
-      const snapshot = await ruleset.get();
+      const snapshot = await rulesetIn(environment);
       const subject = membershipSubject(userId, ctx);
       if (keys !== undefined) {
         const found = keys.flatMap((key) => snapshot.byKey.get(key) ?? []);
@@ -498,42 +623,57 @@ export function createFlagsService(deps: FlagsDeps) {
      * Every flag that is not archived, as key to on/off for this user: the JSON object, already serialised. The
      * context has been held to the limits where it was parsed (parseContextParam).
      */
-    async userFlagsJson(userId: string, context: Record<string, unknown>): Promise<string> {
-      const snapshot = await ruleset.get();
+    async userFlagsJson(userId: string, context: Record<string, unknown>, environment?: string): Promise<string> {
+      const snapshot = await rulesetIn(environment);
       const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, membershipSubject(userId, context), snapshot.withoutMembers);
       report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
       return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
     },
 
     /** The user route with details=true: every flag that is not archived, key to {enabled, variation?, value?}. */
-    async userFlagDetails(userId: string, context: Record<string, unknown>): Promise<Record<string, UserFlagDetails>> {
+    async userFlagDetails(userId: string, context: Record<string, unknown>, environment?: string): Promise<Record<string, UserFlagDetails>> {
       const result: Record<string, UserFlagDetails> = {};
-      for (const d of await this.evaluateDetails(userId, context, QUERY_CONTEXT)) {
+      for (const d of await this.evaluateDetails(userId, context, QUERY_CONTEXT, undefined, environment)) {
         result[d.flag_key] = d.variation === undefined ? { enabled: d.enabled } : { enabled: d.enabled, variation: d.variation, value: d.value };
       }
       return result;
     },
 
-    /** The compiled ruleset (SDK download); the same object until the next invalidation. */
-    snapshot: () => ruleset.get(),
+    /** An environment's compiled ruleset (SDK download; absent: the default's); the same object until its next invalidation. */
+    snapshot: (environment?: string) => rulesetIn(environment),
 
-    /** Read model for export: flags created in a period, a page at a time, and the period's counts. */
-    exportPage: (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, period, cursor),
-    periodSummary: (period: CreatedPeriod) => store.periodSummary(db, period),
+    /**
+     * Copies one flag's state from one environment to another in one transaction (audited as a feature_flag_update
+     * naming both): the target then serves exactly what the source does.
+     */
+    async copyState(actor: AuditActor, id: string, target: string, from: string): Promise<FlagView> {
+      const to = await environments.resolve(target, ['path', 'target']);
+      const source = await environments.resolve(from, ['body', 'from'], true);
+      const change = await applyChange(actor, id, to, async (_current, tx) => {
+        const row = await store.findFlag(tx, id, source);
+        if (!row) throw new NotFound(FLAG_NOT_FOUND);
+        return store.stateOf(row);
+      }, { copied_from: source, environment: to });
+      return committed(id, to, change);
+    },
 
-    /** For tracking and error reports: the id of the flag with this key, from the cached ruleset. */
+    /** Read model for export: flags created in a period (default environment's state), a page at a time, and the period's counts. */
+    exportPage: async (period: CreatedPeriod, cursor?: Cursor) => store.exportPage(db, await environments.defaultKey(), period, cursor),
+    periodSummary: async (period: CreatedPeriod) => store.periodSummary(db, await environments.defaultKey(), period),
+
+    /** For tracking and error reports: the id of the flag with this key (ids are shared), from the cached ruleset. */
     async idByKey(key: string): Promise<string | undefined> {
-      return (await ruleset.get()).byKey.get(key)?.row.id;
+      return (await rulesetIn(undefined)).byKey.get(key)?.row.id;
     },
 
     /** For tracking: whether a flag has this id, from the cached ruleset. */
     async exists(id: string): Promise<boolean> {
-      return (await ruleset.get()).flags.some((f) => f.row.id === id);
+      return (await rulesetIn(undefined)).flags.some((f) => f.row.id === id);
     },
 
     /** For metrics: every flag's key by its id, from the cached ruleset. */
     async keysById(): Promise<Map<string, string>> {
-      return new Map((await ruleset.get()).flags.map((f) => [f.row.id, f.row.key]));
+      return new Map((await rulesetIn(undefined)).flags.map((f) => [f.row.id, f.row.key]));
     },
   };
 }

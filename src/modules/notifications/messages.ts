@@ -9,10 +9,10 @@ export interface NotificationPayloads {
   experiment_started: { experiment_id: string; experiment_name: string };
   experiment_completed: { experiment_id: string; experiment_name: string; recommendation?: string | null };
   srm_detected: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean };
-  flag_rolled_back: { flag_id: string; flag_key: string; percentage: number; reason?: string | null };
+  flag_rolled_back: { flag_id: string; flag_key: string; percentage: number; reason?: string | null; environment?: string | null };
   rollout_guardrail_decision: {
     schedule_id: string; schedule_name: string; flag_id: string; flag_key: string;
-    decision: 'advance' | 'rollback'; rollout_percentage: number; degraded_metrics: string[];
+    decision: 'advance' | 'rollback'; rollout_percentage: number; degraded_metrics: string[]; environment?: string | null;
   };
 }
 
@@ -20,6 +20,9 @@ export interface RenderedMessage {
   subject: string;
   text: string;
 }
+
+/** A flag change in a named environment says so (none named: the default environment, as before environments). */
+const inEnvironment = (environment: string | null | undefined) => (environment ? ` in the environment "${environment}"` : '');
 
 type Renderers = { [K in NotificationKind]: (payload: NotificationPayloads[K]) => RenderedMessage };
 
@@ -44,7 +47,7 @@ const RENDERERS: Renderers = {
   flag_rolled_back: (p) => ({
     subject: `Feature flag rolled back: ${p.flag_key}`,
     text:
-      `The feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.percentage}%.` +
+      `The feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.percentage}%${inEnvironment(p.environment)}.` +
       (p.reason ? ` Reason: ${p.reason}` : ''),
   }),
   rollout_guardrail_decision: (p) =>
@@ -53,13 +56,13 @@ const RENDERERS: Renderers = {
         subject: `Guarded rollout rolled back: ${p.schedule_name}`,
         text:
           `The guardrails of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded (${p.degraded_metrics.join(', ')}): ` +
-          `the feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.rollout_percentage}% and the schedule paused.`,
+          `the feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.rollout_percentage}%${inEnvironment(p.environment)} and the schedule paused.`,
       }
       : {
         subject: `Guarded rollout advanced: ${p.schedule_name}`,
         text:
           `No guardrail of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded: ` +
-          `the feature flag "${p.flag_key}" (${p.flag_id}) advanced to ${p.rollout_percentage}%.`,
+          `the feature flag "${p.flag_key}" (${p.flag_id}) advanced to ${p.rollout_percentage}%${inEnvironment(p.environment)}.`,
       },
 };
 

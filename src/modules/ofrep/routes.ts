@@ -82,7 +82,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       params: OfrepFlagParams, body: OfrepRequest,
       response: { 200: OfrepSuccess, 400: OfrepFailure, 404: OfrepFailure, ...errorResponses(401, 429) },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body, sourceOf(req.body))));
+  }, async (req, reply) => send(reply, await ofrep.evaluate(req.params.key, req.body, clientOf(req).environment, sourceOf(req.body))));
 
   app.post('/evaluate/flags', {
     config: { access: apiKey({ bearer: true }) },
@@ -103,7 +103,10 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
         ...errorResponses(401, 429),
       },
     },
-  }, async (req, reply) => send(reply, await ofrep.evaluateAll(clientOf(req).keyId, req.body, req.headers['if-none-match'], sourceOf(req.body))));
+  }, async (req, reply) => {
+    const client = clientOf(req);
+    return send(reply, await ofrep.evaluateAll(client.keyId, req.body, req.headers['if-none-match'], client.environment, sourceOf(req.body)));
+  });
 
   app.get(STREAM_PATH.slice('/ofrep/v1'.length), {
     // The token in the URL is the credential (an EventSource sends no custom header); CORS as the API-key routes.
@@ -123,15 +126,16 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       },
     },
   }, async (req, reply) => {
-    const keyId = await ofrep.streamKey(req.query.token);
-    if (keyId === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
-    let sent = await ofrep.version();
+    const streamKey = await ofrep.streamKey(req.query.token);
+    if (streamKey === undefined) throw new Unauthorized(STREAM_TOKEN_REFUSED);
+    const { keyId, environment } = streamKey;
+    let sent = await ofrep.version(environment);
     // Each heartbeat also checks the key (a lost bus message about its deletion) and the version (a lost change).
     const stream = streams.open(req, reply, {
       heartbeatSeconds, retryMs: RECONNECT_HINT_MS, maxBufferBytes: MAX_STREAM_BUFFER_BYTES,
       onHeartbeat: () => {
         ofrep.isUsable(keyId).then((usable) => (usable ? undefined : stream.end()), () => undefined);
-        ofrep.version().then(refetch, () => undefined);
+        ofrep.version(environment).then(refetch, () => undefined);
       },
       onEnd: () => stop(),
     });
@@ -140,7 +144,7 @@ export const ofrepRoutes: FastifyPluginAsyncTypebox<{ ofrep: OfrepService; heart
       sent = version;
       stream.write(`id: ${version}\nevent: message\ndata: ${JSON.stringify({ type: 'refetchEvaluation', etag: version })}\n\n`);
     };
-    const stop = ofrep.watch({ keyId, changed: refetch, revoked: () => stream.end() });
+    const stop = ofrep.watch({ keyId, environment, changed: refetch, revoked: () => stream.end() });
     // An id without data sets the client's Last-Event-ID, so a reconnect tells which version it had heard of.
     stream.write(`id: ${sent}\n\n`);
     if (stream.lastEventId !== undefined && stream.lastEventId !== sent) {

@@ -143,7 +143,7 @@ export interface OfrepDeps {
   flags: Pick<FlagsService, 'snapshot' | 'evaluateDetails'>;
   segments: Pick<SegmentsService, 'membershipEnv'>;
   sdk: Pick<SdkService, 'watch' | 'ruleset'>;
-  apiKeys: { isUsable(keyId: string): Promise<boolean> };
+  apiKeys: { isUsable(keyId: string): Promise<boolean>; environmentOf(keyId: string): Promise<string | undefined> };
   bus: Bus;
   clock: Clock;
   secretKey: string;
@@ -151,6 +151,8 @@ export interface OfrepDeps {
 
 export interface StreamWatcher {
   keyId: string;
+  /** The key's environment: only a change there is announced. */
+  environment: string;
   /** A committed flag or segment change: the new ruleset version. */
   changed(version: string): void;
   /** The key was deleted or its owner can no longer use it. */
@@ -163,7 +165,6 @@ export function createOfrepService(deps: OfrepDeps) {
   const plans = new WeakMap<RulesetSnapshot, BulkPlan>();
   const tokens = createStreamTokens(deps.secretKey, deps.clock);
   const watchers = new Set<StreamWatcher>();
-  let stopWatchingRuleset: (() => void) | undefined;
 
   /** A key or account change in any process: streams whose key no longer authenticates end (one check per key). */
   async function recheckKeys(): Promise<void> {
@@ -202,16 +203,16 @@ export function createOfrepService(deps: OfrepDeps) {
 
   return {
     /** POST /ofrep/v1/evaluate/flags/{key}. */
-    async evaluate(key: string, body: unknown, source?: string): Promise<OfrepReply> {
+    async evaluate(key: string, body: unknown, environment?: string, source?: string): Promise<OfrepReply> {
       const request = readRequest(body, source);
       if (failed(request)) return failure(400, key, request);
-      const snapshot = await deps.flags.snapshot();
+      const snapshot = await deps.flags.snapshot(environment);
       const flag = snapshot.byKey.get(key);
       if (!flag || flag.row.status === 'ARCHIVED') return failure(404, key, { errorCode: 'FLAG_NOT_FOUND', errorDetails: FLAG_NOT_FOUND_DETAILS });
       const flagFacts = facts(flag);
       if (flagFacts.needsKey && request.userId === undefined) return failure(400, key, { errorCode: 'TARGETING_KEY_MISSING', errorDetails: TARGETING_KEY_MISSING_DETAILS });
       // The flags service's evaluation of one flag (value, variation, rule text); the context passed its limits above.
-      const [evaluation] = await deps.flags.evaluateDetails(request.userId ?? '', request.context, ['body', 'context'], [key]);
+      const [evaluation] = await deps.flags.evaluateDetails(request.userId ?? '', request.context, ['body', 'context'], [key], environment);
       if (!evaluation) return failure(404, key, { errorCode: 'FLAG_NOT_FOUND', errorDetails: FLAG_NOT_FOUND_DETAILS });
       const answer = ofrepAnswer(flagFacts, evaluation);
       if ('errorCode' in answer) return failure(400, key, answer);
@@ -224,10 +225,10 @@ export function createOfrepService(deps: OfrepDeps) {
      * evaluateDetails runs it, read here directly so that the answer text prepared for this snapshot matches it index by
      * index) for this context, the event stream that announces changes, and a strong ETag of exactly the bytes answered (so 304 means this context's answer, stream URL included, is the same).
      */
-    async evaluateAll(keyId: string, body: unknown, ifNoneMatch: string | undefined, source?: string): Promise<OfrepReply> {
+    async evaluateAll(keyId: string, body: unknown, ifNoneMatch: string | undefined, environment?: string, source?: string): Promise<OfrepReply> {
       const request = readRequest(body, source);
       if (failed(request)) return failure(400, undefined, request);
-      const snapshot = await deps.flags.snapshot();
+      const snapshot = await deps.flags.snapshot(environment);
       let plan = plans.get(snapshot);
       if (!plan) plans.set(snapshot, (plan = bulkPlan(snapshot)));
       const userId = request.userId ?? '';
@@ -250,30 +251,26 @@ export function createOfrepService(deps: OfrepDeps) {
       return { status: 200, json, etag };
     },
 
-    /** The API key id a stream token names, if the token is valid and the key still authenticates. */
-    async streamKey(token: string): Promise<string | undefined> {
+    /** The API key a stream token names with its environment, if the token is valid and the key still authenticates. */
+    async streamKey(token: string): Promise<{ keyId: string; environment: string } | undefined> {
       const keyId = await tokens.verify(token);
-      return keyId !== undefined && (await deps.apiKeys.isUsable(keyId)) ? keyId : undefined;
+      if (keyId === undefined || !(await deps.apiKeys.isUsable(keyId))) return undefined;
+      const environment = await deps.apiKeys.environmentOf(keyId);
+      return environment === undefined ? undefined : { keyId, environment };
     },
 
     isUsable: (keyId: string) => deps.apiKeys.isUsable(keyId),
 
     /** The current ruleset version: what stream event ids carry. */
-    version: async () => versionOf(await deps.sdk.ruleset()),
+    version: async (environment?: string) => versionOf(await deps.sdk.ruleset(environment)),
 
     /** Calls the watcher after every committed flag or segment change and when its key is revoked; returns the stop. */
     watch(watcher: StreamWatcher): () => void {
       watchers.add(watcher);
-      stopWatchingRuleset ??= deps.sdk.watch((body) => {
-        const version = versionOf(body);
-        for (const w of watchers) w.changed(version);
-      });
+      const stopWatchingRuleset = deps.sdk.watch((body) => watcher.changed(versionOf(body)), watcher.environment);
       return () => {
         watchers.delete(watcher);
-        if (watchers.size === 0) {
-          stopWatchingRuleset?.();
-          stopWatchingRuleset = undefined;
-        }
+        stopWatchingRuleset();
       };
     },
   };

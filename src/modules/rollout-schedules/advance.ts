@@ -56,7 +56,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
 
   function announce(row: RolloutScheduleRow, flagKey: string, e: Evaluation, kind: 'advance' | 'rollback', rolloutPercentage: number): void {
     deps.announce({
-      schedule_id: row.id, schedule_name: row.name, flag_id: row.flagId, flag_key: flagKey, decision: kind,
+      schedule_id: row.id, schedule_name: row.name, flag_id: row.flagId, flag_key: flagKey, environment: row.environment, decision: kind,
       rollout_percentage: rolloutPercentage, degraded_metrics: e.metrics.filter((m) => m.degraded).map((m) => m.event_name),
     });
   }
@@ -79,7 +79,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
       await pauseLocked(tx, row.id, actor, details);
       await recordDecision(tx, actor, row.id, e, { kind: 'rollback', nextStageId: null, rolloutPercentage: percentage, automatic });
       return { percentage };
-    });
+    }, row.environment);
     announce(row, flag.key, e, 'rollback', percentage);
   }
 
@@ -127,7 +127,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
         view = toScheduleView(await touch(tx, scheduleId, clock.now()));
       }
       return { percentage: stage.percentage };
-    });
+    }, row.environment);
     if (evaluation) announce(row, flag.key, evaluation, 'advance', percentage);
     return view!;
   }

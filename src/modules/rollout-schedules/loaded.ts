@@ -35,6 +35,7 @@ export function toScheduleView({ row, stages, decisions }: Loaded): ScheduleView
     updated_at: row.updatedAt.toISOString(),
     guardrails: row.guardrails ?? null,
     decisions: decisions.map(toDecisionView),
+    ...(row.environment === null ? {} : { environment: row.environment }),
   };
 }
 

@@ -60,6 +60,10 @@ export const ScheduleCreate = Type.Object(
     description: Type.Optional(Description),
     stages: Type.Optional(Type.Array(StageInput, { maxItems: MAX_STAGES, description: 'In the order they run' })),
     guardrails: Type.Optional(Nullable(Guardrails)),
+    environment: Type.Optional(Type.String({
+      minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$',
+      description: "The environment whose rollout the schedule moves (absent: the default environment; unknown: 422)",
+    })),
   },
   { additionalProperties: false, examples: [
     {
@@ -150,6 +154,7 @@ export const ScheduleView = Type.Object({
   updated_at: DateTime(),
   guardrails: Nullable(GuardrailsView),
   decisions: Type.Array(DecisionView, { description: 'Guardrail decisions, oldest first' }),
+  environment: Type.Optional(Type.String({ description: 'The environment whose rollout the schedule moves; absent: the default environment' })),
 });
 export type ScheduleView = Static<typeof ScheduleView>;
 

@@ -100,6 +100,8 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
   return {
     async create(actor: AuditActor, body: ScheduleCreate): Promise<ScheduleView> {
       await flags.getFlag(body.flag_id);
+      // Named only when the body names one: a schedule without acts on whichever environment is the default.
+      const environment = body.environment === undefined ? null : await deps.environments.resolve(body.environment, ['body', 'environment'], true);
       const now = clock.now();
       const inputs = body.stages ?? [];
       const guardrails = storedGuardrails(body.guardrails, ['body', 'guardrails']) ?? null;
@@ -108,7 +110,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
         return await db.transaction(async (tx) => {
           const row = await store.insertSchedule(tx, {
             id: randomUUID(), flagId: body.flag_id, name: body.name, description: body.description ?? null,
-            status: 'draft', ownerId: actor.id, guardrails, createdAt: now, updatedAt: now,
+            status: 'draft', ownerId: actor.id, guardrails, environment, createdAt: now, updatedAt: now,
           });
           await store.insertStages(tx, inputs.map((s, i) => ({
             id: randomUUID(), scheduleId: row.id, sequence: i + 1, percentage: s.percentage,

@@ -40,6 +40,10 @@ export const ConfigUpdate = Type.Object(
     rollback_percentage: Type.Optional(Type.Integer({
       minimum: 0, maximum: 100, description: 'Rollout percentage a rollback sets; 0 (default) turns the flag off',
     })),
+    environment: Type.Optional(Type.String({
+      minLength: 1, maxLength: 64, pattern: '^[a-z0-9_-]{1,64}$',
+      description: 'The environment whose rollout is watched and rolled back (absent: the default environment; unknown: 422)',
+    })),
   },
   { additionalProperties: false, examples: [
     { enabled: true, metrics: { error_rate_threshold: 2, window_minutes: 10 }, rollback_percentage: 0 },
@@ -55,6 +59,7 @@ export const ConfigView = Type.Object({
   last_rollback_at: Nullable(DateTime()),
   created_at: Nullable(DateTime({ description: 'null while the flag has no stored config (defaults shown)' })),
   updated_at: Nullable(DateTime()),
+  environment: Type.Optional(Type.String({ description: 'The environment watched and rolled back; absent: the default environment' })),
 });
 export type ConfigView = Static<typeof ConfigView>;
 

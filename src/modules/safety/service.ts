@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { SafetyFlagConfigRow, SafetyMetrics, SafetySettingsRow } from '../../db/schema/safety.js';
 import { SYSTEM_ACTOR, type AuditActor, type AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
-import { DomainError, NotFound } from '../../platform/errors.js';
+import { DomainError, NotFound, type Loc } from '../../platform/errors.js';
 import type { ErrorReportsService } from '../error-reports/service.js';
 import { FLAG_NOT_FOUND, type FlagsService } from '../feature-flags/service.js';
 import type { RolloutSchedulesService } from '../rollout-schedules/service.js';
@@ -56,6 +56,7 @@ function configView(flagId: string, row: SafetyFlagConfigRow | undefined): Confi
     last_rollback_at: row?.lastRollbackAt?.toISOString() ?? null,
     created_at: row?.createdAt.toISOString() ?? null,
     updated_at: row?.updatedAt.toISOString() ?? null,
+    ...(row?.environment ? { environment: row.environment } : {}),
   };
 }
 
@@ -79,7 +80,9 @@ export interface SafetyDeps {
   schedules: Pick<RolloutSchedulesService, 'pauseActiveOfFlag'>;
   errorReports: Pick<ErrorReportsService, 'countsForFlag'>;
   /** Alerts subscribers (notification preferences) after a rollback; never throws. */
-  notifications?: { notify(kind: 'flag_rolled_back', payload: { flag_id: string; flag_key: string; percentage: number; reason: string | null }): Promise<unknown> };
+  notifications?: { notify(kind: 'flag_rolled_back', payload: { flag_id: string; flag_key: string; percentage: number; reason: string | null; environment?: string | null }): Promise<unknown> };
+  /** The environment a config names (unknown: 422). */
+  environments: { resolve(key: string | undefined, loc: Loc, unprocessable?: boolean): Promise<string> };
 }
 
 export type SafetyService = ReturnType<typeof createSafetyService>;
@@ -96,8 +99,8 @@ export function createSafetyService(deps: SafetyDeps) {
    * flag is monitored, automatic rollback is on, and the flag still exposes users beyond the rollback percentage.
    */
   async function assess(flagId: string, now: Date): Promise<Assessment> {
-    const flag = await flags.getFlag(flagId);
     const [row, settings] = await Promise.all([store.findConfig(db, flagId), currentSettings()]);
+    const flag = await flags.getFlag(flagId, row?.environment ?? undefined);
     const config = row ?? { ...DEFAULT_CONFIG, lastRollbackAt: null };
     const windowMinutes = config.metrics.window_minutes ?? settings.windowMinutes;
     const threshold = config.metrics.error_rate_threshold ?? settings.errorRateThreshold;
@@ -130,6 +133,7 @@ export function createSafetyService(deps: SafetyDeps) {
     const details = { cause: 'safety_rollback', reason, automatic: cause.automatic };
     let percentage = 0;
     let pausedScheduleIds: string[] = [];
+    const environment = (await store.findConfig(db, flagId))?.environment ?? null;
     const after = await flags.changeRollout(flagId, actor, details, async (flag, tx) => {
       const config = await store.findConfig(tx, flagId);
       percentage = request.percentage ?? config?.rollbackPercentage ?? DEFAULT_CONFIG.rollbackPercentage;
@@ -146,8 +150,8 @@ export function createSafetyService(deps: SafetyDeps) {
       });
       // Spec: 0 turns the flag off for all users; the rollout goes to 0 too, so turning it on again starts from none.
       return { percentage, turnOff: percentage === 0 };
-    });
-    void deps.notifications?.notify('flag_rolled_back', { flag_id: flagId, flag_key: after.key, percentage, reason });
+    }, environment);
+    void deps.notifications?.notify('flag_rolled_back', { flag_id: flagId, flag_key: after.key, percentage, reason, ...(environment ? { environment } : {}) });
     return {
       flag_id: flagId, flag_key: after.key, percentage, reason, automatic: cause.automatic,
       is_active: after.is_active, rollout_percentage: after.rollout_percentage,
@@ -187,6 +191,7 @@ export function createSafetyService(deps: SafetyDeps) {
     /** Creates or updates: an omitted field keeps its stored value, or takes its default when the config is new. */
     async updateConfig(actor: AuditActor, flagId: string, body: ConfigUpdate): Promise<ConfigView> {
       await flags.getFlag(flagId);
+      if (body.environment !== undefined) await deps.environments.resolve(body.environment, ['body', 'environment'], true);
       try {
         return await db.transaction(async (tx) => {
           const now = clock.now();
@@ -196,7 +201,7 @@ export function createSafetyService(deps: SafetyDeps) {
           const { before, after } = diff(current, body);
           if (!created && Object.keys(after).length === 0) return current;
           const updated = await store.updateConfig(tx, flagId, {
-            enabled: body.enabled, metrics: body.metrics, rollbackPercentage: body.rollback_percentage, updatedAt: now,
+            enabled: body.enabled, metrics: body.metrics, rollbackPercentage: body.rollback_percentage, environment: body.environment, updatedAt: now,
           });
           const view = configView(flagId, updated);
           await audit.record(tx, actor, {

@@ -50,7 +50,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
       response: { 200: SdkRuleset, 304: Type.Null({ description: 'Not modified: the ETag sent is current' }), ...errorResponses(401, 403, 429) },
     },
   }, async (req, reply) => {
-    const body = await sdk.ruleset();
+    const body = await sdk.ruleset(clientOf(req).environment);
     // no-cache: clients may store the ruleset but must revalidate it every time (flags are never served stale).
     reply.header('ETag', body.etag).header('Cache-Control', 'no-cache');
     if (matchesIfNoneMatch(req.headers['if-none-match'], body.etag)) return reply.code(304).send(null);
@@ -82,7 +82,8 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
     const rawKey = req.headers['x-api-key'] as string;
     let client = clientOf(req);
     // Read before taking over the response, so that a failure is an ordinary error answer.
-    const first = await sdk.ruleset();
+    const { environment } = client;
+    const first = await sdk.ruleset(environment);
     // Counted after the last await, so concurrent opens cannot all pass the check.
     if (streams.heldBy(client.keyId) >= MAX_STREAMS_PER_KEY) throw new TooManyRequests(RECONNECT_HINT_MS / 1000, TOO_MANY_KEY_STREAMS);
     if (streams.size >= maxConnections) throw new ServiceUnavailable(TOO_MANY_STREAMS, RECONNECT_HINT_MS / 1000);
@@ -99,7 +100,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
           return;
         }
         recheck();
-        sdk.ruleset().then(send, () => undefined);
+        sdk.ruleset(environment).then(send, () => undefined);
       },
       onEnd: () => {
         clearTimeout(expiryTimer);
@@ -145,7 +146,7 @@ export const sdkRoutes: FastifyPluginAsyncTypebox<SdkRoutesOptions> = async (app
         (error: unknown) => void (error instanceof DomainError && stream.end()),
       );
     }
-    const stopWatching = sdk.watch(send);
+    const stopWatching = sdk.watch(send, environment);
     const stopWatchingKey = keys.watch(client, recheck);
     armExpiry();
     stream.write(stream.lastEventId === sent

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Bus } from '../../platform/bus.js';
 import { BUCKETING, SPLIT_BUCKETING } from '../../targeting/index.js';
 import type { RulesetSnapshot } from '../feature-flags/service.js';
-import { FLAGS_CHANGED } from '../feature-flags/domain.js';
+import { changedEnvironment, FLAGS_CHANGED } from '../feature-flags/domain.js';
 import { SEGMENTS_CHANGED } from '../segments/service.js';
+import { ENVIRONMENTS_CHANGED } from '../environments/service.js';
 
 export interface SdkRulesetBody {
   /** The JSON document, serialised once per snapshot. */
@@ -16,12 +17,14 @@ export type SdkService = ReturnType<typeof createSdkService>;
 
 /**
  * The SDK ruleset is derived from the flags' compiled snapshot and serialised once per snapshot, so a download and
- * a revalidation (If-None-Match) cost no query and no serialisation until a flag or segment changes.
+ * a revalidation (If-None-Match) cost no query and no serialisation until a flag or segment changes. Each environment
+ * has its own snapshot, so its own ruleset, version and streams: a change in one wakes only that environment's.
  */
-export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; bus: Bus }) {
+export function createSdkService(deps: { snapshot(environment?: string): Promise<RulesetSnapshot>; bus: Bus }) {
   const bodies = new WeakMap<RulesetSnapshot, SdkRulesetBody>();
-  const watchers = new Set<(body: SdkRulesetBody) => void>();
-  let changes = 0;
+  /** The streams of each environment (key: the environment; '' for callers naming none, the default's). */
+  const watchersByEnvironment = new Map<string, Set<(body: SdkRulesetBody) => void>>();
+  const changesByEnvironment = new Map<string, number>();
 
   /**
    * A flag or segment change committed in any process (the bus delivers it everywhere): the ruleset is rebuilt once
@@ -29,13 +32,15 @@ export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; b
    * invalidated its snapshot first whatever the order of subscription. Only the latest change's rebuild is handed
    * out, so a slow earlier rebuild never overtakes a later one.
    */
-  function changed(): void {
-    if (watchers.size === 0) return;
-    const change = ++changes;
+  function changedIn(environment: string): void {
+    const watchers = watchersByEnvironment.get(environment);
+    if (!watchers || watchers.size === 0) return;
+    const change = (changesByEnvironment.get(environment) ?? 0) + 1;
+    changesByEnvironment.set(environment, change);
     queueMicrotask(() => {
-      ruleset().then(
+      ruleset(environment || undefined).then(
         (body) => {
-          if (change !== changes) return;
+          if (change !== changesByEnvironment.get(environment)) return;
           for (const watcher of watchers) watcher(body);
         },
         // The streams' heartbeats revalidate the ruleset, so a failed rebuild is retried there.
@@ -43,8 +48,20 @@ export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; b
       );
     });
   }
-  deps.bus.subscribe(FLAGS_CHANGED, changed);
-  deps.bus.subscribe(SEGMENTS_CHANGED, changed);
+  /** A change in one environment (null: every environment, e.g. a segment or a shared field). */
+  function changed(environment: string | null): void {
+    if (environment !== null) {
+      changedIn(environment);
+      // Streams opened without naming an environment follow the default, which may be this one.
+      changedIn('');
+      return;
+    }
+    for (const key of watchersByEnvironment.keys()) changedIn(key);
+  }
+  deps.bus.subscribe(FLAGS_CHANGED, (message) => changed(changedEnvironment(message)));
+  deps.bus.subscribe(SEGMENTS_CHANGED, () => changed(null));
+  // A new default environment: the streams that follow the default get its ruleset.
+  deps.bus.subscribe(ENVIRONMENTS_CHANGED, () => changed(null));
 
   function build(snapshot: RulesetSnapshot): SdkRulesetBody {
     const payload = {
@@ -59,8 +76,8 @@ export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; b
     return { json, etag: `"${createHash('sha256').update(json).digest('base64url')}"` };
   }
 
-  async function ruleset(): Promise<SdkRulesetBody> {
-    const snapshot = await deps.snapshot();
+  async function ruleset(environment?: string): Promise<SdkRulesetBody> {
+    const snapshot = await deps.snapshot(environment);
     let body = bodies.get(snapshot);
     if (!body) bodies.set(snapshot, (body = build(snapshot)));
     return body;
@@ -68,10 +85,19 @@ export function createSdkService(deps: { snapshot(): Promise<RulesetSnapshot>; b
 
   return {
     ruleset,
-    /** Calls `watcher` with the ruleset after each flag or segment change (possibly unchanged); returns the stop function. */
-    watch(watcher: (body: SdkRulesetBody) => void): () => void {
+    /**
+     * Calls `watcher` with the environment's ruleset after each flag or segment change there (possibly unchanged);
+     * returns the stop function. Without an environment: the default environment's.
+     */
+    watch(watcher: (body: SdkRulesetBody) => void, environment?: string): () => void {
+      const key = environment ?? '';
+      let watchers = watchersByEnvironment.get(key);
+      if (!watchers) watchersByEnvironment.set(key, (watchers = new Set()));
       watchers.add(watcher);
-      return () => watchers.delete(watcher);
+      return () => {
+        watchers.delete(watcher);
+        if (watchers.size === 0 && watchersByEnvironment.get(key) === watchers) watchersByEnvironment.delete(key);
+      };
     },
   };
 }
