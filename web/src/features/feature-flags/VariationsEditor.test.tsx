@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import type { ReactNode } from 'react';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -14,6 +14,7 @@ const fetchMock = vi.hoisted(() => {
 const { FlagEditor } = await import('./FlagEditor');
 const { EvaluatePanel } = await import('./EvaluatePanel');
 const { RouterProvider } = await import('../../router');
+const { renderWithProviders, router, signedInAs } = await import('../../test/harness');
 const { addVariation, newTypedDraft, parseValue, removeVariation } = await import('./typed-draft');
 type Flag = import('./hooks').Flag;
 
@@ -292,12 +293,22 @@ describe('typed flag page', () => {
   });
 
   it('shows the variation served and its value, pretty-printed for JSON', async () => {
-    window.sessionStorage.setItem('uplift.evaluate-key', 'upk_test');
-    fetchMock.mockImplementation(async () =>
-      json(200, { flag_key: 'banner', enabled: true, reason: 'rollout', variation: 'blue', value: { color: 'blue', size: 2 }, variation_reason: 'split' }),
+    // The panel evaluates with the key it keeps per signed-in account (evaluate-key.ts).
+    const me = signedInAs('DEVELOPER');
+    window.localStorage.setItem(`uplift.evaluate-key.${me.id}`, 'upk_test');
+    fetchMock.mockImplementation(
+      router([
+        ['GET', /\/auth\/me$/, () => json(200, me)],
+        ['GET', /\/segments$/, () => json(200, [])],
+        ['GET', /\/api-keys$/, () => json(200, [])],
+        ['POST', /\/feature-flags\/evaluate\//, () =>
+          json(200, { flag_key: 'banner', enabled: true, reason: 'rollout', variation: 'blue', value: { color: 'blue', size: 2 }, variation_reason: 'split' })],
+      ]),
     );
     const user = userEvent.setup();
-    renderWith(<EvaluatePanel flag={typedFlag} />);
+    renderWithProviders(<EvaluatePanel flag={typedFlag} />);
+    // Enabled once the account (and so its kept key) has loaded.
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Evaluate' })).toHaveProperty('disabled', false));
     await user.click(screen.getByRole('button', { name: 'Evaluate' }));
     expect((await screen.findByLabelText('Value')).textContent).toBe('{\n  "color": "blue",\n  "size": 2\n}');
     expect(screen.getByText('blue', { selector: 'code' }).parentElement?.textContent).toBe('Variation blue · from the split');
