@@ -11,6 +11,8 @@ export default defineConfig({
   },
   test: {
     pool: 'forks',
+    // Both cores: test files share nothing (a database or schema of their own per file, Redis under a unique prefix).
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', './test/summary-reporter.ts'],

@@ -118,7 +118,10 @@ it('creates a JSON flag with variations, a variation rule and a split, and sees 
   expect(JSON.parse((await value()) ?? '')).toEqual(['Checkout']);
 
   // The API agrees, with the key the panel made.
-  const apiKey = await page.evaluate<string | null>("window.sessionStorage.getItem('uplift.evaluate-key')");
+  // The panel keeps its key per signed-in account in local storage (web/src/features/feature-flags/evaluate-key.ts).
+  const apiKey = await page.evaluate<string | null>(
+    "Object.keys(window.localStorage).filter((k) => k.startsWith('uplift.evaluate-key.')).map((k) => window.localStorage.getItem(k))[0] ?? null",
+  );
   const answer = await t.inject({
     method: 'POST',
     url: '/api/v1/feature-flags/evaluate/checkout-button',
