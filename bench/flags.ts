@@ -107,13 +107,7 @@ try {
   const loadBefore = load();
   const rounds: Array<{ flags: Measured; bare: Measured; share: number }> = [];
   const ofrepRounds: Array<{ bulk: Measured; single: Measured; share: number; cpuShare: number }> = [];
-  // The service's CPU per request as well as its throughput: on a loaded machine the first moves much less.
-  const onService = async (label: string, options: Parameters<typeof measure>[1]): Promise<Measured> => {
-    const before = cpuSeconds(server.pid);
-    const m = await measure(label, options, 0);
-    m.cpuUsPerRequest = Math.round(((cpuSeconds(server.pid) - before) * 1e6) / Math.max(1, m.requests));
-    return m;
-  };
+  const onService = (label: string, options: Parameters<typeof measure>[1]) => measureOn(server.pid, label, options);
   for (let r = 1; r <= ROUNDS; r++) {
     // OFREP bulk right before the user route, the user route right before the bare one: each share compares
     // neighbours.
@@ -186,6 +180,14 @@ OFREP bulk throughput: **${ofrepMedian}%** of GET /feature-flags/user/{id}, medi
 }
 
 /** Issue 29: GET /feature-flags/user/{id} with 5 environments of 50 flags against 1 environment, alternating rounds. */
+/** A measurement with the service's CPU per request beside its throughput: on a loaded machine the first moves much less. */
+async function measureOn(pid: number, label: string, options: Parameters<typeof measure>[1]): Promise<Measured> {
+  const before = cpuSeconds(pid);
+  const m = await measure(label, options, 0);
+  m.cpuUsPerRequest = Math.round(((cpuSeconds(pid) - before) * 1e6) / Math.max(1, m.requests));
+  return m;
+}
+
 async function environmentsBench(): Promise<void> {
   const ENVIRONMENTS = 5;
   const one = await startServer();
@@ -212,27 +214,34 @@ async function environmentsBench(): Promise<void> {
     await measure('warm-up', { ...oneRoute, duration: 3 });
     await measure('warm-up', { ...fiveRoute, duration: 3 });
     const loadBefore = load();
-    const rounds: Array<{ one: Measured; five: Measured; ratio: number }> = [];
+    const rounds: Array<{ one: Measured; five: Measured; ratio: number; cpuRatio: number }> = [];
     for (let r = 1; r <= ROUNDS; r++) {
       // Alternating which goes first, so neither always measures right after the other.
       const first = r % 2 === 1 ? 'one' : 'five';
-      const run = (which: 'one' | 'five') => measure(
+      const run = (which: 'one' | 'five') => measureOn(
+        (which === 'one' ? one : five).pid,
         `round ${r}: ${which === 'one' ? '1 environment' : `${ENVIRONMENTS} environments`} x ${FLAGS} flags`,
-        { ...(which === 'one' ? oneRoute : fiveRoute), duration: ROUND_SECONDS }, 0,
+        { ...(which === 'one' ? oneRoute : fiveRoute), duration: ROUND_SECONDS },
       );
       const a = await run(first);
       const b = await run(first === 'one' ? 'five' : 'one');
       const [m1, m5] = first === 'one' ? [a, b] : [b, a];
       const ratio = m5.requestsPerSecond / m1.requestsPerSecond;
+      // CPU per request of the 5-environment server over the 1-environment one (above 100 %: costlier).
+      const cpuRatio = m5.cpuUsPerRequest! / Math.max(1, m1.cpuUsPerRequest!);
       m5.label += ` (${Math.round(ratio * 1000) / 10}% of 1 environment)`;
-      rounds.push({ one: m1, five: m5, ratio });
+      rounds.push({ one: m1, five: m5, ratio, cpuRatio });
     }
     const loadAfter = load();
     const median = [...rounds].sort((x, y) => x.ratio - y.ratio)[Math.floor(ROUNDS / 2)].ratio;
+    const cpuMedian = [...rounds].sort((x, y) => x.cpuRatio - y.cpuRatio)[Math.floor(ROUNDS / 2)].cpuRatio;
     const rows = rounds.flatMap((r) => [r.one, r.five]);
     console.table(rows);
-    const ratios = rounds.map((r) => `${Math.round(r.ratio * 1000) / 10}%`).join(', ');
-    console.log(`5 environments over 1 per round: ${ratios}; median ${Math.round(median * 1000) / 10}% (target within 5 %)`);
+    const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+    const ratios = rounds.map((r) => pct(r.ratio)).join(', ');
+    const cpuRatios = rounds.map((r) => pct(r.cpuRatio)).join(', ');
+    console.log(`5 environments over 1 per round: ${ratios}; median ${pct(median)} (target within 5 %)`);
+    console.log(`service CPU per request, 5 environments over 1, per round: ${cpuRatios}; median ${pct(cpuMedian)}`);
     writeSection('environments', `## Environments: GET /feature-flags/user/{id} with ${ENVIRONMENTS} environments of ${FLAGS} flags (issue 29)
 
 Machine: ${machine()}; shared with other work; 1-minute load average ${loadBefore} before and ${loadAfter} after the
@@ -242,10 +251,11 @@ key in the last one. autocannon with 50 connections, a different user id per req
 ${ROUND_SECONDS} s per server, the first server of a round alternating; the ratio is the ${ENVIRONMENTS}-environment server's req/s over the
 1-environment server's in the same round, median of rounds. Command: \`npm run build && npx tsx bench/flags.ts environments\`.
 
-${table(rows)}
+${table(rows, (m) => `service CPU ${m.cpuUsPerRequest} us/request`)}
 
-${ENVIRONMENTS} environments: **${Math.round(median * 1000) / 10}%** of 1 environment's throughput, median of rounds at ${ratios}
-(target: within 5 %). Each environment's ruleset is compiled and cached on its own, so an evaluation reads one
+${ENVIRONMENTS} environments: **${pct(median)}** of 1 environment's throughput, median of rounds at ${ratios}
+(target: within 5 %). The service's CPU time per request, which moves far less with the machine's load than
+throughput does: ${ENVIRONMENTS} environments over 1, **${pct(cpuMedian)}**, median of rounds at ${cpuRatios}. Each environment's ruleset is compiled and cached on its own, so an evaluation reads one
 environment's snapshot, as before.`);
   } finally {
     await one.stop();
