@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import type { Environment } from './hooks';
 import { chooseEnvironment, useSelectedEnvironment } from './hooks';
 
@@ -14,11 +15,12 @@ export function EnvironmentName({ environment }: { environment: Pick<Environment
 /** Chooses which environment the flag pages read and change; shown once there is more than one. */
 export function EnvironmentSwitcher() {
   const { all, selected, several } = useSelectedEnvironment();
+  const id = useId();
   if (!several || !selected) return null;
   return (
-    <label className="environment-switcher inline">
-      <span>Environment</span>
-      <select value={selected.key} onChange={(e) => chooseEnvironment(e.target.value)}>
+    <span className="environment-switcher">
+      <label htmlFor={id}>Environment</label>
+      <select id={id} value={selected.key} onChange={(e) => chooseEnvironment(e.target.value)}>
         {all.map((environment) => (
           <option key={environment.key} value={environment.key}>
             {environment.name}
@@ -26,6 +28,6 @@ export function EnvironmentSwitcher() {
           </option>
         ))}
       </select>
-    </label>
+    </span>
   );
 }
