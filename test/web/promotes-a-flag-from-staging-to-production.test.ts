@@ -68,6 +68,11 @@ it('creates a staging environment, turns a flag on in staging only from the list
   await page.getByLabel('Environment', { exact: true }).selectOption('staging');
   await page.getByTestId('editing-environment').filter({ hasText: 'Editing in Staging' }).waitFor();
   await page.getByRole('switch', { name: 'Beta banner is on in Staging' }).waitFor();
+  // The evaluate panel answers in its key's environment and says which.
+  await page.getByLabel('API key', { exact: true }).fill(stagingKey);
+  await page.getByTestId('evaluate-environment').filter({ hasText: 'This key answers in Staging' }).waitFor();
+  await page.getByRole('button', { name: 'Evaluate' }).click();
+  await page.locator('.evaluation-result .badge', { hasText: 'enabled' }).waitFor();
   const copy = page.getByRole('region', { name: 'Copy to environment' });
   expect(await copy.getByLabel('From').inputValue()).toBe('staging');
   await copy.getByLabel('To').selectOption('production');
