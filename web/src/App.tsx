@@ -16,6 +16,7 @@ import { AuditLog } from './features/audit-logs/AuditLog';
 import { Users } from './features/admin-users/Users';
 import { Notifications } from './features/notifications/Notifications';
 import { ExperimentHistory, FlagHistory } from './features/history/pages';
+import { Environments } from './features/environments/Environments';
 
 interface Route {
   pattern: string;
@@ -38,6 +39,7 @@ const ROUTES: Route[] = [
   { pattern: '/segments/new', render: () => <NewSegment />, allowed: (p) => p.canChangeSegments },
   { pattern: '/segments/:id', render: ({ id }) => <SegmentPage key={id} id={id} /> },
   { pattern: '/audit', render: () => <AuditLog /> },
+  { pattern: '/environments', render: () => <Environments /> },
   { pattern: '/api-keys', render: () => <ApiKeys /> },
   { pattern: '/users', render: () => <Users />, allowed: (p) => p.isSuperuser },
   { pattern: '/notifications', render: () => <Notifications /> },
@@ -48,6 +50,7 @@ const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [
   { to: '/flags', label: 'Feature flags' },
   { to: '/segments', label: 'Segments' },
   { to: '/audit', label: 'Audit log' },
+  { to: '/environments', label: 'Environments' },
   { to: '/api-keys', label: 'API keys' },
   { to: '/users', label: 'Users', allowed: (p) => p.isSuperuser },
   { to: '/notifications', label: 'Notifications' },

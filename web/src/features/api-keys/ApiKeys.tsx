@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { FormError, TextField, fieldError } from '../../components/form';
+import { FormError, Select, TextField, fieldError } from '../../components/form';
 import { DataTable, Empty, ErrorBox, Loading, PageHeader, dateTime, timeAgo } from '../../components/ui';
 import { requiredText } from '../../components/validate';
 import { useSession } from '../auth/session';
+import { useEnvironments } from '../environments/hooks';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey } from './hooks';
 
 /** API keys: create (the full value is shown once, with a copy button), list, revoke. ADMIN may list everyone's. */
@@ -14,6 +15,10 @@ export function ApiKeys() {
   const remove = useDeleteApiKey();
   const [name, setName] = useState('');
   const [sdkScope, setSdkScope] = useState(false);
+  const environments = useEnvironments();
+  const defaultEnvironment = environments.data?.find((e) => e.is_default)?.key ?? '';
+  /** Empty: the default environment (the API's own default when the list cannot be read). */
+  const [environment, setEnvironment] = useState('');
   /** A `datetime-local` value (the browser's time zone); empty: the key never expires. */
   const [expires, setExpires] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
@@ -26,7 +31,12 @@ export function ApiKeys() {
     setNameProblem(problem);
     if (problem) return;
     create.mutate(
-      { name, scopes: sdkScope ? ['sdk:ruleset'] : [], ...(expires ? { expires_at: new Date(expires).toISOString() } : {}) },
+      {
+        name,
+        scopes: sdkScope ? ['sdk:ruleset'] : [],
+        ...(expires ? { expires_at: new Date(expires).toISOString() } : {}),
+        ...((environment || defaultEnvironment) ? { environment: environment || defaultEnvironment } : {}),
+      },
       {
         onSuccess: (key) => {
           setCreated({ name: key.name, key: key.key });
@@ -72,6 +82,16 @@ export function ApiKeys() {
             error={fieldError(create.error, 'expires_at')}
             onChange={(e) => setExpires(e.target.value)}
           />
+          {environments.isSuccess && (
+            <Select
+              label="Environment"
+              hint="Every evaluation with the key answers in this environment"
+              value={environment || defaultEnvironment}
+              options={environments.data.map((e) => [e.key, e.is_default ? `${e.name} (default)` : e.name] as const)}
+              error={fieldError(create.error, 'environment')}
+              onChange={(e) => setEnvironment(e.target.value)}
+            />
+          )}
           <label className="inline checkbox">
             <input type="checkbox" checked={sdkScope} onChange={(e) => setSdkScope(e.target.checked)} /> SDK ruleset and batch assignment (<code>sdk:ruleset</code>)
           </label>
@@ -79,7 +99,7 @@ export function ApiKeys() {
             Create key
           </button>
         </div>
-        <FormError error={create.error} shown={['name', 'expires_at']} />
+        <FormError error={create.error} shown={['name', 'expires_at', 'environment']} />
       </form>
       {permissions.isAdmin && (
         <label className="inline checkbox">
@@ -94,13 +114,14 @@ export function ApiKeys() {
       ) : keys.data.length === 0 ? (
         <Empty title="No API keys yet.">SDKs and servers send tracking events and evaluate flags with a key.</Empty>
       ) : (
-        <DataTable headers={['Name', 'Starts with', 'Scopes', 'Created', 'Expires', 'Last used', 'Actions']}>
+        <DataTable headers={['Name', 'Starts with', 'Environment', 'Scopes', 'Created', 'Expires', 'Last used', 'Actions']}>
           {keys.data.map((key) => (
             <tr key={key.id}>
               <td>{key.name}</td>
               <td>
                 <code>{key.key_prefix}…</code>
               </td>
+              <td>{environments.data?.find((e) => e.key === key.environment)?.name ?? key.environment}</td>
               <td>{key.scopes.join(', ') || '—'}</td>
               <td>{dateTime(key.created_at)}</td>
               <td>

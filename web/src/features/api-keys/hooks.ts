@@ -8,7 +8,7 @@ export function useApiKeys(all: boolean) {
 export function useCreateApiKey() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { name: string; scopes?: Array<'sdk:ruleset'>; expires_at?: string }) => unwrap(api.POST('/api/v1/api-keys', { body })),
+    mutationFn: (body: { name: string; scopes?: Array<'sdk:ruleset'>; expires_at?: string; environment?: string }) => unwrap(api.POST('/api/v1/api-keys', { body })),
     onSuccess: () => client.invalidateQueries({ queryKey: ['api-keys'] }),
   });
 }

@@ -4,6 +4,7 @@ import { ApiError } from '../../api/client';
 import { Badge, ErrorBox } from '../../components/ui';
 import { Link } from '../../router';
 import { useApiKeys, useCreateApiKey } from '../api-keys/hooks';
+import { useSelectedEnvironment } from '../environments/hooks';
 import { useSession } from '../auth/session';
 import { useSegments } from '../segments/hooks';
 import { PANEL_KEY_NAME, loadPanelKey, nameSegments, savePanelKey } from './evaluate-key';
@@ -56,6 +57,9 @@ export function EvaluatePanel({ flag }: { flag: Flag }) {
   const ownKeys = useApiKeys(false);
   const segments = useSegments();
   const earlier = ownKeys.data?.find((k) => k.name === PANEL_KEY_NAME && (!k.expires_at || Date.parse(k.expires_at) > Date.now()));
+  // Keys belong to an environment: with several, say which one the key in use answers in (its prefix names it).
+  const environments = useSelectedEnvironment();
+  const keyEnvironment = apiKey.trim() ? ownKeys.data?.find((k) => apiKey.trim().startsWith(k.key_prefix))?.environment : undefined;
   const [userId, setUserId] = useState('user-1');
   const [contextText, setContextText] = useState('{\n  "country": "US"\n}');
   const [contextError, setContextError] = useState<string>();
@@ -101,6 +105,12 @@ export function EvaluatePanel({ flag }: { flag: Flag }) {
           hint="Evaluation runs as an SDK would, with an API key. It is kept for your account in this browser and reused."
           onChange={(e) => rememberKey(e.target.value)}
         />
+        {environments.several && keyEnvironment && (
+          <p className="hint" data-testid="evaluate-environment">
+            This key answers in <strong>{environments.all.find((e) => e.key === keyEnvironment)?.name ?? keyEnvironment}</strong> (an API key
+            belongs to one environment).
+          </p>
+        )}
         {rejected && <p className="field-error">This key was refused (revoked or expired). Paste another key, or create one.</p>}
         {!apiKey && (
           <div className="hint">

@@ -9,14 +9,20 @@ import { useCreateFlag, useUpdateFlag, type Flag } from './hooks';
 import { VALUE_TYPE_OPTIONS, fromFlag, newTypedDraft, typedErrorPaths, typedFields, typedProblems, withValueType, type TypedDraft, type ValueType } from './typed-draft';
 import { VariationsEditor } from './VariationsEditor';
 
+/** The environment the editor reads and writes: `param` for the flag routes, `name` shown once there are several. */
+export interface FlagEnvironment {
+  param?: string;
+  name?: string;
+}
+
 /**
  * Create or edit a flag: name, key, description, tags, rollout percentage and targeting rules; for a typed flag
  * (value type fixed at creation) its variations, what it serves and its variation rules.
  */
-export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?: boolean }) {
+export function FlagEditor({ flag, readOnly = false, environment }: { flag?: Flag; readOnly?: boolean; environment?: FlagEnvironment }) {
   const { navigate } = useRouter();
-  const create = useCreateFlag();
-  const update = useUpdateFlag(flag?.id ?? '');
+  const create = useCreateFlag(environment?.param);
+  const update = useUpdateFlag(flag?.id ?? '', environment?.param);
   const mutation = flag ? update : create;
   const segments = useSegments('active');
   const [name, setName] = useState(flag?.name ?? '');
@@ -90,6 +96,12 @@ export function FlagEditor({ flag, readOnly = false }: { flag?: Flag; readOnly?:
   };
   return (
     <form className="card form" onSubmit={submit} noValidate aria-label={flag ? 'Flag settings' : 'New flag'}>
+      {environment?.name && (
+        <p className="environment-editing hint" data-testid="editing-environment">
+          {flag ? 'Editing' : 'Creating'} in <strong>{environment.name}</strong>: on/off, rollout, targeting rules and what a typed flag serves are per
+          environment{flag ? '' : ' (every other environment gets the same rules, turned off)'}; name, description, tags and variations are shared.
+        </p>
+      )}
       <fieldset disabled={readOnly} className="plain-fieldset">
         <div className="grid-2">
           <TextField label="Name" required value={name} error={err('name')} onChange={(e) => setName(e.target.value)} />

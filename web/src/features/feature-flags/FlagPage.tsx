@@ -1,6 +1,9 @@
 import { Badge, ErrorBox, Loading, PageHeader } from '../../components/ui';
 import { Link, useRouter } from '../../router';
 import { useSession } from '../auth/session';
+import { EnvironmentSwitcher } from '../environments/EnvironmentSwitcher';
+import { useSelectedEnvironment } from '../environments/hooks';
+import { CopyToEnvironment } from './CopyToEnvironment';
 import { SchedulesPanel } from '../rollout-schedules/SchedulesPanel';
 import { SafetyStatus } from '../safety/SafetyStatus';
 import { CodeSnippets } from '../snippets/CodeSnippets';
@@ -13,21 +16,24 @@ import { useArchiveFlag, useDeleteFlag, useFlag, useUnarchiveFlag } from './hook
 export function FlagPage({ id }: { id: string }) {
   const { permissions } = useSession();
   const { navigate } = useRouter();
-  const flag = useFlag(id);
-  const archive = useArchiveFlag();
-  const unarchive = useUnarchiveFlag();
+  const environments = useSelectedEnvironment();
+  const flag = useFlag(id, environments.param, environments.ready);
+  const archive = useArchiveFlag(environments.param);
+  const unarchive = useUnarchiveFlag(environments.param);
   const remove = useDeleteFlag();
   if (flag.isPending) return <Loading rows={6} label="Loading flag" />;
   if (flag.isError) return <ErrorBox error={flag.error} />;
   const f = flag.data;
   const error = archive.error ?? unarchive.error ?? remove.error;
+  const shown = environments.several ? environments.selected : undefined;
   return (
     <section>
       <PageHeader
         title={f.name}
         actions={
           <>
-            <FlagSwitch flag={f} canChange={permissions.canChange} />
+            <EnvironmentSwitcher />
+            <FlagSwitch flag={f} canChange={permissions.canChange} environment={shown} />
             <Link className="button secondary" to={`/flags/${f.id}/history`}>
               History
             </Link>
@@ -54,6 +60,7 @@ export function FlagPage({ id }: { id: string }) {
         }
       />
       <p className="meta">
+        {shown && <>In <strong>{shown.name}</strong>: </>}
         <Badge tone={FLAG_TONE[f.status]}>{f.status}</Badge> <code>{f.key}</code> · rollout {f.rollout_percentage}%
         {f.value_type && f.value_type !== 'boolean' && (
           <>
@@ -63,8 +70,14 @@ export function FlagPage({ id }: { id: string }) {
       </p>
       {error && <ErrorBox error={error} />}
       <div className="grid-2 flag-layout">
-        <FlagEditor key={f.updated_at} flag={f} readOnly={!permissions.canChange} />
+        <FlagEditor
+          key={`${environments.param ?? ''}:${f.updated_at}`}
+          flag={f}
+          readOnly={!permissions.canChange}
+          environment={{ param: environments.param, name: shown?.name }}
+        />
         <div>
+          {environments.several && permissions.canChange && <CopyToEnvironment flag={f} environments={environments.all} selected={shown?.key} />}
           <EvaluatePanel flag={f} />
           <CodeSnippets target={{ kind: 'flag', key: f.key }} />
           <SafetyStatus flagId={f.id} />
@@ -76,10 +89,12 @@ export function FlagPage({ id }: { id: string }) {
 }
 
 export function NewFlag() {
+  const environments = useSelectedEnvironment();
+  const shown = environments.several ? environments.selected : undefined;
   return (
     <section>
-      <PageHeader title="New feature flag" />
-      <FlagEditor />
+      <PageHeader title="New feature flag" actions={<EnvironmentSwitcher />} />
+      <FlagEditor environment={{ param: environments.param, name: shown?.name }} />
     </section>
   );
 }

@@ -2,6 +2,8 @@ import { useState } from 'react';
 import { Badge, Empty, ErrorBox, Loading, PageHeader, StatusFilter, dateTime, plural } from '../../components/ui';
 import { Link } from '../../router';
 import { useSession } from '../auth/session';
+import { EnvironmentName, EnvironmentSwitcher } from '../environments/EnvironmentSwitcher';
+import { useSelectedEnvironment } from '../environments/hooks';
 import { FlagSwitch } from './FlagSwitch';
 import { useArchiveFlag, useFlags, useUnarchiveFlag, type Flag, type FlagStatusFilter } from './hooks';
 
@@ -22,13 +24,17 @@ export function FlagsList() {
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<FlagStatusFilter | ''>('');
   const [showArchived, setShowArchived] = useState(false);
-  const flags = useFlags({ ...(search.trim() ? { search: search.trim() } : {}), ...(status ? { status } : {}) });
+  const environments = useSelectedEnvironment();
+  // With several environments, one switch per environment (as Unleash shows them); status, rollout and the
+  // archive actions are the selected environment's.
+  const columns = environments.several ? environments.all : [];
+  const flags = useFlags({ ...(search.trim() ? { search: search.trim() } : {}), ...(status ? { status } : {}) }, environments.param, environments.ready);
   // Archived flags stay out of the default list; the status filter or "Show archived" brings them back.
   const all = flags.data?.items ?? [];
   const items = status || showArchived ? all : all.filter((f) => f.status !== 'archived');
   const hidden = all.length - items.length;
-  const archive = useArchiveFlag();
-  const unarchive = useUnarchiveFlag();
+  const archive = useArchiveFlag(environments.param);
+  const unarchive = useUnarchiveFlag(environments.param);
   return (
     <section>
       <PageHeader title="Feature flags" actions={permissions.canChange && <Link className="button" to="/flags/new">New flag</Link>} />
@@ -37,6 +43,7 @@ export function FlagsList() {
           <span className="visually-hidden">Search flags</span>
           <input type="search" placeholder="Search name or key" value={search} onChange={(e) => setSearch(e.target.value)} />
         </label>
+        <EnvironmentSwitcher />
         <StatusFilter value={status} statuses={['ACTIVE', 'INACTIVE', 'ARCHIVED'] as const} onChange={setStatus} />
         {!status && (
           <label className="inline checkbox">
@@ -69,11 +76,19 @@ export function FlagsList() {
             <caption className="visually-hidden">{plural(items.length, 'flag')}</caption>
             <thead>
               <tr>
-                <th>On</th>
+                {columns.length > 0 ? (
+                  columns.map((environment) => (
+                    <th key={environment.key} scope="col">
+                      <EnvironmentName environment={environment} />
+                    </th>
+                  ))
+                ) : (
+                  <th>On</th>
+                )}
                 <th>Name</th>
                 <th>Key</th>
-                <th>Status</th>
-                <th>Rollout</th>
+                <th>Status{environments.several && environments.selected ? ` (${environments.selected.name})` : ''}</th>
+                <th>Rollout{environments.several && environments.selected ? ` (${environments.selected.name})` : ''}</th>
                 <th>Updated</th>
                 {permissions.canChange && <th>Actions</th>}
               </tr>
@@ -81,9 +96,17 @@ export function FlagsList() {
             <tbody>
               {items.map((flag) => (
                 <tr key={flag.id}>
-                  <td>
-                    <FlagSwitch flag={flag} canChange={permissions.canChange} />
-                  </td>
+                  {columns.length > 0 ? (
+                    columns.map((environment) => (
+                      <td key={environment.key}>
+                        <FlagSwitch flag={flag} canChange={permissions.canChange} environment={environment} />
+                      </td>
+                    ))
+                  ) : (
+                    <td>
+                      <FlagSwitch flag={flag} canChange={permissions.canChange} />
+                    </td>
+                  )}
                   <td>
                     <Link to={`/flags/${flag.id}`}>{flag.name}</Link> <ValueTypeBadge flag={flag} />
                   </td>
