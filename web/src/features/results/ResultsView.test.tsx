@@ -1,5 +1,5 @@
-import { screen, within } from '@testing-library/react';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { act, screen, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const fetchMock = vi.hoisted(() => {
   const mock = vi.fn<(request: Request) => Promise<Response>>();
@@ -7,7 +7,7 @@ const fetchMock = vi.hoisted(() => {
   return mock;
 });
 
-const { ResultsView } = await import('./ResultsView');
+const { ResultsView, updatedAgo } = await import('./ResultsView');
 const { liftDomain, valueAxisMax } = await import('./charts');
 const { json, renderWithProviders, router } = await import('../../test/harness');
 const { experiment, results, sampleSize } = await import('../../test/fixtures');
@@ -86,5 +86,96 @@ describe('<ResultsView> recommendation', () => {
     const rec = await card(experiment({ status: 'active' }));
     await screen.findByText(/users per variant needed/);
     expect(within(rec).queryByRole('note')).toBeNull();
+  });
+});
+
+describe('<ResultsView> while the page is open', () => {
+  const summaryReads = () => fetchMock.mock.calls.filter(([request]) => /\/results\/[^/]+$/.test(new URL(request.url).pathname)).length;
+  const setVisibility = (state: DocumentVisibilityState) => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
+    window.dispatchEvent(new Event('visibilitychange'));
+  };
+  /** Lets the fake clock run `ms` on, with the reads and renders that follow. */
+  const advance = (ms: number) => act(() => vi.advanceTimersByTimeAsync(ms));
+  const controlConversions = () => within(screen.getByRole('row', { name: /control/ })).getAllByRole('cell')[1].textContent;
+
+  afterEach(() => {
+    setVisibility('visible');
+    vi.useRealTimers();
+  });
+
+  it('says how old the numbers are and reads them again every few seconds, in place, but not while the tab is hidden', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    vi.setSystemTime(new Date('2026-11-02T10:00:03.000Z'));
+    const first = { ...results({ recommendation: 'CONTINUE_TESTING', users: 100 }), computed_at: '2026-11-02T10:00:00.000Z', data_through: '2026-11-02T09:59:59.000Z' };
+    const later = { ...results({ recommendation: 'SHIP_VARIANT', users: 200, treatmentRate: 0.4 }), computed_at: '2026-11-02T10:00:08.000Z', data_through: '2026-11-02T10:00:07.500Z' };
+    let served: Results = first;
+    let held: Promise<void> | null = null;
+    fetchMock.mockImplementation(
+      router([
+        ['GET', /\/results\/[^/]+\/sample-size$/, () => json(200, sampleSize(100, null))],
+        ['GET', /\/results\/[^/]+$/, async () => {
+          const body = served;
+          if (held) await held;
+          return json(200, body);
+        }],
+        ['GET', /daily-results$/, () => json(200, { experiment_id: first.experiment_id, metrics: [] })],
+      ]),
+    );
+    renderWithProviders(<ResultsView experiment={experiment({ status: 'active' })} />);
+    await advance(0);
+    const updated = () => screen.getByText(/^Updated/);
+    expect(updated().textContent).toBe('Updated 3 s ago');
+    expect(updated().querySelector('time')?.getAttribute('datetime')).toBe(first.computed_at);
+    expect(controlConversions()).toBe('10');
+    expect(summaryReads()).toBe(1);
+
+    // The line counts on by itself; no read before the interval.
+    await advance(2000);
+    expect(updated().textContent).toBe('Updated 5 s ago');
+    expect(summaryReads()).toBe(1);
+
+    // At the interval it reads again; while the answer is on its way the page keeps what it shows (no loading state).
+    served = later;
+    let release!: () => void;
+    held = new Promise((resolve) => (release = resolve));
+    await advance(3000);
+    expect(summaryReads()).toBe(2);
+    expect(screen.queryByLabelText('Loading results')).toBeNull();
+    expect(controlConversions()).toBe('10');
+    held = null;
+    release();
+    await advance(0);
+    expect(controlConversions()).toBe('20');
+    expect(screen.getByText(/Ship the winning variant/)).toBeTruthy();
+    expect(updated().textContent).toBe('Updated 0 s ago');
+
+    // Hidden, it stops reading; shown again, it reads at once and then every few seconds again.
+    setVisibility('hidden');
+    await advance(30_000);
+    expect(summaryReads()).toBe(2);
+    setVisibility('visible');
+    await advance(0);
+    expect(summaryReads()).toBe(3);
+    await advance(5000);
+    expect(summaryReads()).toBe(4);
+  });
+
+  it('does not read again once the experiment has ended', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    stub(results({ recommendation: 'CONTINUE_TESTING', users: 100 }), sampleSize(100, null));
+    renderWithProviders(<ResultsView experiment={experiment({ status: 'completed', end_date: '2026-11-03T10:00:00.000Z' })} />);
+    await advance(0);
+    expect(summaryReads()).toBe(1);
+    await advance(60_000);
+    expect(summaryReads()).toBe(1);
+  });
+
+  it('words the age in seconds under a minute, then as other pages do', () => {
+    const now = Date.parse('2026-11-02T10:05:00.000Z');
+    expect(updatedAgo('2026-11-02T10:04:59.400Z', now)).toBe('0 s ago');
+    expect(updatedAgo('2026-11-02T10:04:01.000Z', now)).toBe('59 s ago');
+    expect(updatedAgo('2026-11-02T10:03:00.000Z', now)).toBe('2 minutes ago');
+    expect(updatedAgo('2026-11-02T10:06:00.000Z', now)).toBe('0 s ago');
   });
 });

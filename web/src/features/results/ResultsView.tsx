@@ -1,4 +1,5 @@
-import { Badge, DataTable, Empty, ErrorBox, Loading, num, pValue, pct } from '../../components/ui';
+import { useEffect, useState } from 'react';
+import { Badge, DataTable, Empty, ErrorBox, Loading, num, pValue, pct, timeAgo } from '../../components/ui';
 import type { Experiment } from '../experiments/hooks';
 import { DailyChart, LiftChart, RateChart } from './charts';
 import { useCuped, useDailyResults, useRefreshResults, useResults, useSampleSize, type Cuped, type Results, type SampleSize } from './hooks';
@@ -12,11 +13,13 @@ const RECOMMENDATION: Record<Results['summary']['recommendation'], { label: stri
 
 export function ResultsView({ experiment }: { experiment: Experiment }) {
   const enabled = experiment.status !== 'draft';
-  const results = useResults(experiment.id, enabled);
-  const daily = useDailyResults(experiment.id, enabled);
-  const sampleSize = useSampleSize(experiment.id, enabled);
+  // Running or paused, its users can still convert: the page keeps up while it is open. Ended, the data is final.
+  const live = experiment.status === 'active' || experiment.status === 'paused';
+  const results = useResults(experiment.id, enabled, live);
+  const daily = useDailyResults(experiment.id, enabled, live);
+  const sampleSize = useSampleSize(experiment.id, enabled, live);
   const hasCovariate = Boolean((experiment.variance_reduction_config as { covariate_metric_id?: string | null } | null)?.covariate_metric_id);
-  const cuped = useCuped(experiment.id, enabled && hasCovariate);
+  const cuped = useCuped(experiment.id, enabled && hasCovariate, live);
   const refresh = useRefreshResults(experiment.id);
 
   if (!enabled) {
@@ -44,7 +47,7 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
           <span>
             {r.correction_method.replace(/_/g, '–')} correction · {Math.round(r.confidence_level * 100)}% confidence
           </span>
-          <span>Computed {new Date(r.computed_at).toLocaleTimeString()}</span>
+          <UpdatedAgo computedAt={r.computed_at} dataThrough={r.data_through} live={live} />
           <button type="button" className="secondary" disabled={refresh.isPending} onClick={() => refresh.mutate()}>
             {refresh.isPending ? 'Refreshing…' : 'Refresh'}
           </button>
@@ -123,6 +126,31 @@ export function shownVerdict(experiment: Pick<Experiment, 'status' | 'metrics'>,
     };
   }
   return { badge: r.summary.recommendation.replace(/_/g, ' '), rec: RECOMMENDATION[r.summary.recommendation], reason: r.summary.recommendation_reason };
+}
+
+/** "12 s ago" under a minute (the page refreshes every few seconds, so "just now" would say nothing), else timeAgo's words. */
+export function updatedAgo(iso: string, now: number): string {
+  const seconds = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  return seconds < 60 ? `${seconds} s ago` : timeAgo(iso, now);
+}
+
+/**
+ * "Updated 12 s ago": how old the shown numbers are (their computed_at), counting on by itself each second. Its own
+ * component, so that the tick redraws this line only.
+ */
+function UpdatedAgo({ computedAt, dataThrough, live }: { computedAt: string; dataThrough: string | null; live: boolean }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    setNow(Date.now());
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [computedAt]);
+  const through = dataThrough ? `; includes data through ${new Date(dataThrough).toLocaleTimeString()}` : '';
+  return (
+    <span className="updated-ago" title={`Computed at ${new Date(computedAt).toLocaleString()}${through}${live ? '; refreshes itself while this page is open' : ''}`}>
+      Updated <time dateTime={computedAt}>{updatedAgo(computedAt, now)}</time>
+    </span>
+  );
 }
 
 /** Beside a decision reached before the planned sample: the numbers, and why an early result deserves caution. */
