@@ -113,9 +113,14 @@ export class Uplift extends ClientCore {
     if (entry === undefined) return defaultValue;
     const type = entry.type;
     if (type !== typeOfValue(defaultValue)) return defaultValue;
-    const evaluation = entry.flag.evaluate(userId, attributes ?? EMPTY, current!.env);
-    if (type === 'boolean') return evaluation.reason === 'error' ? defaultValue : (evaluation.enabled as T);
-    return evaluation.variation === undefined ? defaultValue : (evaluation.value as T);
+    const { flag } = entry;
+    if (type === 'boolean' || flag.serve === undefined) {
+      const evaluation = flag.evaluate(userId, attributes ?? EMPTY, current!.env);
+      if (type === 'boolean') return evaluation.reason === 'error' ? defaultValue : (evaluation.enabled as T);
+      return evaluation.variation === undefined ? defaultValue : (evaluation.value as T);
+    }
+    const served = flag.serve(userId, attributes ?? EMPTY, current!.env);
+    return served === undefined ? defaultValue : (served.value as T);
   }
 
   /** getValue with the variation served and the reason (see ValueDetails). */

@@ -47,6 +47,11 @@ export interface FlagEvaluator {
   evaluate(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation;
   /** evaluateFlag(flag, userId, context, env), `rule` included. */
   explain(userId: string, context: unknown, env?: EvaluationEnv): FlagEvaluation;
+  /**
+   * Typed flags only: the variation evaluate(...) serves (its `variation` and `value`), or undefined where it serves
+   * none. Only the value is asked for, so the rollout is decided before the rules (as `enabled` does).
+   */
+  serve?(userId: string, context: unknown, env?: EvaluationEnv): FlagVariation | undefined;
 }
 
 export interface FlagSetEvaluator {
@@ -76,6 +81,8 @@ interface FlagProgram {
   explain(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagEvaluation;
   /** evaluate(...).enabled, the rollout decided before the rules. */
   enabled(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): boolean;
+  /** Typed flags: the variation evaluate(...) serves, or undefined (FlagEvaluator.serve). */
+  serve?(user: BucketUnit, ctx: Ctx, uid: ImplicitUserId, env: EvaluationEnv): FlagVariation | undefined;
 }
 
 /**
@@ -90,7 +97,19 @@ function unitOf(userId: string): BucketUnit {
 
 /** Each call in an evaluation scope of its own (what shared conditions remember lives as long as the scope). */
 function evaluatorOf(program: FlagProgram): FlagEvaluator {
+  const serve = program.serve;
   return {
+    ...(serve && {
+      serve(userId: string, context: unknown, env = NO_ENV) {
+        const outer = openScope();
+        try {
+          const ctx = asCtx(context);
+          return serve(unitOf(userId), ctx, implicitUserId(userId, ctx), env);
+        } finally {
+          closeScope(outer);
+        }
+      },
+    }),
     evaluate(userId, context, env = NO_ENV) {
       const outer = openScope();
       try {
@@ -226,8 +245,14 @@ function compileTyped(flag: FlagDefinition, onOff: FlagProgram, pool: ConditionP
     answer === ROLLED_OUT ? offRolledOut : answer === TARGETING_MISS ? offMiss : answer === DISABLED ? offDisabled : answer === ERROR ? offError : offOf(answer);
   const onAnswers = [new Array<FlagEvaluation>(variations.length * REASON_COUNT), new Array<FlagEvaluation>(variations.length * REASON_COUNT)];
 
+  const offVariation = offIndex < 0 ? undefined : variations[offIndex];
   return {
     enabled: onOff.enabled,
+    serve(user, ctx, uid, env) {
+      if (!onOff.enabled(user, ctx, uid, env)) return offVariation;
+      const c = choose(user, ctx, uid, env);
+      return c < 0 ? undefined : variations[(c / REASON_COUNT) | 0];
+    },
     evaluate(user, ctx, uid, env) {
       const answer = onOff.evaluate(user, ctx, uid, env);
       if (!answer.enabled) return offAnswer(answer);

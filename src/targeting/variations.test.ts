@@ -21,6 +21,9 @@ describe('typed flags compiled answer as evaluateFlag', () => {
             expect(set.flags[i].evaluate(userId, ctx, env)).toEqual(withoutRule(reference));
             expect(all[i]).toEqual(withoutRule(reference));
             expect(set.enabledAll(userId, ctx, env)[i]).toBe(reference.enabled);
+            // serve (the SDK's getValue): the variation the reference serves, found with the rollout decided first.
+            const served = set.flags[i].serve?.(userId, ctx, env);
+            if (set.flags[i].serve) expect(served && { variation: served.key, value: served.value }).toEqual(reference.variation === undefined ? undefined : { variation: reference.variation, value: reference.value });
           });
         }
       }),
