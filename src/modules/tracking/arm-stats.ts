@@ -8,7 +8,9 @@
  * executor, so that the results read all of it in one repeatable-read snapshot and the rollup in its own transactions.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats } from '../../analysis/types.js';
+import type {
+  AssignmentDay, ContextCount, CupedSums, EventAggregate, GroupStats, MetricDay, SegmentStats, VariantUserValues,
+} from '../../analysis/types.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
   ALL_TIME,
@@ -369,4 +371,34 @@ export async function variantMetricStats(db: Executor, experimentId: string, eve
     valueSum: Number(r.value_sum),
     valueSumSquares: Number(r.value_sumsq),
   }));
+}
+
+/**
+ * Per-user values of several per-user aggregates (count or value sum of one event each) over all time, by the counting
+ * rule, the `excluded` users left out: per variant the analysed users and one row of values per user with at least one
+ * counted event of the aggregates' events (in the aggregates' order; users without a row have 0 for each). For the
+ * metric library's definitions (mean with capping, ratio, quantile), whose statistics need every user's value.
+ */
+export async function userValues(
+  db: Executor, experimentId: string, aggregates: EventAggregate[], excluded: string[],
+): Promise<VariantUserValues[]> {
+  const names = [...new Set(aggregates.map((a) => a.event_name))];
+  const columns = sql.join(aggregates.map((a, i) => sql`coalesce(sum(${a.aggregate === 'count' ? sql`event_count::float8` : sql`value_sum`})
+    FILTER (WHERE event_name = ${a.event_name}), 0)::float8 AS ${sql.raw(`v${i}`)}`), sql`, `);
+  const [users, values] = [
+    await queryRows<{ variant_id: string; users: number }>(db, sql`
+      SELECT a.variant_id, count(*)::bigint AS users FROM (${experimentAssignments(experimentId)}) a
+      WHERE ${notExcluded(sql`a.user_id`, excluded)} GROUP BY a.variant_id`),
+    await queryRows<Record<string, number> & { variant_id: string }>(db, sql`
+      SELECT variant_id, ${columns}
+      FROM (${countedEventsPerUserDay(experimentId, names, ALL_TIME)}) e
+      WHERE ${notExcluded(sql`e.user_id`, excluded)}
+      GROUP BY user_id, variant_id`),
+  ];
+  const out = new Map<string, VariantUserValues>(users.map((r) => [r.variant_id, { variantId: r.variant_id, users: Number(r.users), rows: [] }]));
+  for (const r of values) {
+    const arm = out.get(r.variant_id);
+    if (arm) arm.rows.push(aggregates.map((_, i) => Number(r[`v${i}`])));
+  }
+  return [...out.values()];
 }
