@@ -257,3 +257,47 @@ describe('results of metric library definitions', () => {
     expect(armOf(after, control).mean).toBeCloseTo(sum(c) / c.length, 9);
   });
 });
+
+describe('definition metrics count by the results counting rule', () => {
+  it('flag-tagged events count, events before the assignment do not, users with a conflicting exposure leave: as inline metrics', async () => {
+    const mean = await define({ name: 'Revenue (rule)', kind: 'mean', event_name: 'revenue', aggregate: 'sum' });
+    const proportion = await define({ name: 'Revenue users (rule)', kind: 'proportion', event_name: 'revenue' });
+    const e = await d.experiment({
+      metrics: [
+        { name: 'Inline revenue', event_name: 'revenue', metric_type: 'revenue', is_primary: true },
+        { name: 'Inline converted', event_name: 'revenue', metric_type: 'conversion' },
+        { name: 'Defined revenue', event_name: 'revenue', metric_definition_id: mean.id },
+        { name: 'Defined converted', event_name: 'revenue', metric_definition_id: proportion.id },
+      ],
+    });
+    const flag = await t.call('POST', '/api/v1/feature-flags/', dev, { key: t.unique('flag'), name: 'Rule flag', is_active: true, rollout_percentage: 100 });
+    expect(flag.statusCode, flag.body).toBe(201);
+    const users = Array.from({ length: 40 }, (_, i) => t.unique(`r${i}`));
+    // Events before the assignment: not counted.
+    await d.track(users.slice(0, 10).map((u) => ({ event_type: 'revenue', user_id: u, experiment_key: e.key, value: 1000 })));
+    const assigned = await d.assign(e.key, users);
+    const [control, treatment] = [e.variants.find((v: Json) => v.is_control).id, e.variants.find((v: Json) => !v.is_control).id];
+    await d.track(users.flatMap((u, i): TrackedEvent[] => i % 3 === 0 ? [] : [
+      i % 2 === 0
+        ? { event_type: 'revenue', user_id: u, experiment_key: e.key, value: 10 + i }
+        : { event_type: 'revenue', user_id: u, feature_flag_key: flag.json().key, value: 5 + i },
+    ]));
+    // Two users exposed to the other variant: excluded from every metric.
+    for (const u of users.slice(0, 2)) {
+      const res = await t.inject({
+        method: 'POST', url: '/api/v1/tracking/events', headers: d.key,
+        payload: { event_type: 'revenue', user_id: u, experiment_id: e.id, variant_id: assigned.get(u) === control ? treatment : control, value: 7 },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const payload = await d.get(`/api/v1/results/${e.id}`);
+    const [inlineRevenue, inlineConverted, definedRevenue, definedConverted] = payload.metrics;
+    expect(payload.diagnostics.excluded_users).toBe(2);
+    expect(definedRevenue.variants).toEqual(inlineRevenue.variants);
+    expect(definedConverted.variants).toEqual(inlineConverted.variants);
+    // Nothing tracked before the assignment counted (1,000 per early user would dominate the mean).
+    const total = inlineRevenue.variants.reduce((a: number, v: Json) => a + v.mean * v.sample_size, 0);
+    expect(total).toBeLessThan(1000);
+    expect(inlineRevenue.variants.reduce((a: number, v: Json) => a + v.sample_size, 0)).toBe(38);
+  });
+});
