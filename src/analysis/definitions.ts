@@ -22,6 +22,38 @@ export function aggregatesOf(d: DefinitionSettings): EventAggregate[] {
   return [d.value!];
 }
 
+/**
+ * Several definitions' aggregates read in one pass: the combined list (each event's count among them, which says
+ * whether a user has an event of it), and per definition which columns are its aggregates and its events' counts.
+ */
+export function combinedAggregates(definitions: readonly DefinitionSettings[]): {
+  aggregates: EventAggregate[]; columns: Map<string, { values: number[]; presence: number[] }>;
+} {
+  const aggregates: EventAggregate[] = [];
+  const index = (a: EventAggregate) => {
+    const found = aggregates.findIndex((x) => x.event_name === a.event_name && x.aggregate === a.aggregate);
+    return found >= 0 ? found : aggregates.push({ event_name: a.event_name, aggregate: a.aggregate }) - 1;
+  };
+  const columns = new Map<string, { values: number[]; presence: number[] }>();
+  for (const d of definitions) {
+    const own = aggregatesOf(d);
+    columns.set(d.id, {
+      values: own.map(index),
+      presence: [...new Set(own.map((a) => a.event_name))].map((event_name) => index({ event_name, aggregate: 'count' })),
+    });
+  }
+  return { aggregates, columns };
+}
+
+/** One definition's per-user values out of a combined read: its columns, for the users with one of its events. */
+export function projectUserValues(values: readonly VariantUserValues[], cols: { values: number[]; presence: number[] }): VariantUserValues[] {
+  return values.map((v) => ({
+    variantId: v.variantId,
+    users: v.users,
+    rows: v.rows.filter((r) => cols.presence.some((i) => r[i] > 0)).map((r) => cols.values.map((i) => r[i])),
+  }));
+}
+
 /** One comparison of a treatment with the control, in the definition block's terms. */
 interface Comparison {
   p_value: number;

@@ -4,7 +4,7 @@ import { metricKind } from '../../analysis/compare.js';
 import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
 import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
-import { aggregatesOf } from '../../analysis/definitions.js';
+import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
 import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
 import type { DefinitionSettings } from '../../analysis/types.js';
 import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
@@ -252,11 +252,10 @@ export function createResultsService(deps: ResultsDeps) {
       for (const n of named) out.set(n.metricId, { definition: n.definition, values: [] });
       return out;
     }
-    await consistentRead(e, async (tx, _marks, excluded) => {
-      for (const n of named) {
-        out.set(n.metricId, { definition: n.definition, values: await armStats.userValues(tx, e.id, aggregatesOf(n.definition), excluded) });
-      }
-    });
+    // Every definition's aggregates in one pass over the events, each definition's columns taken from it.
+    const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
+    const values = await consistentRead(e, (tx, _marks, excluded) => armStats.userValues(tx, e.id, aggregates, excluded));
+    for (const n of named) out.set(n.metricId, { definition: n.definition, values: projectUserValues(values, columns.get(n.definition.id)!) });
     return out;
   }
 
