@@ -6,7 +6,8 @@ import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
 import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
 import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
-import type { DefinitionSettings } from '../../analysis/types.js';
+import type { DefinitionSettings, VariantUserValues } from '../../analysis/types.js';
+import type { Executor } from '../../db/client.js';
 import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
 import { sequentialBlock } from '../../analysis/sequential.js';
@@ -22,7 +23,7 @@ import { DATA_COMMITTED, parseCommitNotice } from '../tracking/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
-import { createRollup, eventNamesOf } from './rollup.js';
+import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createSrmGuard } from './srm-guard.js';
 import * as store from './store.js';
@@ -106,6 +107,7 @@ interface Fresh<T> {
 
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
+  const parallel = deps.parallel ?? 1;
   const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? 1 });
   const srm = createSrmGuard({
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
@@ -254,7 +256,17 @@ export function createResultsService(deps: ResultsDeps) {
     }
     // Every definition's aggregates in one pass over the events, each definition's columns taken from it.
     const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
-    const values = await consistentRead(e, (tx, _marks, excluded) => armStats.userValues(tx, e.id, aggregates, excluded));
+    const values = await consistentRead(e, async (tx, _marks, excluded, fork): Promise<VariantUserValues[]> => {
+      // Over ranges of users when statements run at once (as a first computation's ordered passes); the rows add up.
+      const ranges = parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
+      const parts: Array<Map<string, number[][]>> = [];
+      let users = new Map<string, number>();
+      await fork([
+        async (t) => void (users = await armStats.analysedUsers(t, e.id, excluded)),
+        ...ranges.map((range) => async (t: Executor) => void parts.push(await armStats.userValues(t, e.id, aggregates, excluded, range))),
+      ]);
+      return e.variants.map((v) => ({ variantId: v.id, users: users.get(v.id) ?? 0, rows: parts.flatMap((p) => p.get(v.id) ?? []) }));
+    });
     for (const n of named) out.set(n.metricId, { definition: n.definition, values: projectUserValues(values, columns.get(n.definition.id)!) });
     return out;
   }
