@@ -8,6 +8,7 @@
 import os from 'node:os';
 import pg from 'pg';
 import { api, BENCH_DATABASE_URL, machine, signIn, startServer } from './lib.js';
+import { loadResultsData } from './results-data.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -53,26 +54,7 @@ try {
   await client.query(`SET search_path TO ${schema}`);
   const loadStart = performance.now();
   for (const e of [without, withDefs]) {
-    const [v0, v1, v2] = e.variants.map((v) => v.id);
-    await client.query(`
-      INSERT INTO assignments (id, experiment_id, variant_id, user_id, context, source, created_at)
-      SELECT gen_random_uuid(), $1, (ARRAY[$2, $3, $4]::uuid[])[1 + i % 3], 'user-' || i, NULL, 'batch',
-             now() - interval '${DAYS} days' + (i::float8 / ${USERS}) * interval '${DAYS - 1} days'
-      FROM generate_series(0, ${USERS - 1}) i`, [e.id, v0, v1, v2]);
-    // As bench/results.ts: a view per user, 1.4 purchases per user among 40 % of them, 0.6 revenue events per user.
-    await client.query(`
-      INSERT INTO events (id, event_name, user_id, experiment_id, variant_id, value, kind, created_at)
-      SELECT gen_random_uuid(), name, 'user-' || u, $1, NULL, val, kind,
-             now() - interval '${DAYS} days' + (u::float8 / ${USERS}) * interval '${DAYS - 1} days' + (1 + j % 23) * interval '1 hour' AS at
-      FROM (
-        SELECT j,
-          CASE WHEN j < ${USERS} THEN j WHEN j < ${Math.round(2.4 * USERS)} THEN (j * 2654435761) % ${Math.round(0.4 * USERS) + 1} ELSE (j * 40503) % ${USERS} END AS u,
-          CASE WHEN j < ${USERS} THEN '$view' WHEN j < ${Math.round(2.4 * USERS)} THEN 'purchase' ELSE 'revenue' END AS name,
-          CASE WHEN j < ${USERS} THEN 'view' ELSE 'track' END AS kind,
-          CASE WHEN j >= ${Math.round(2.4 * USERS)} THEN ((j * 7919) % 200)::float8 END AS val
-        FROM generate_series(0::bigint, ${3 * USERS - 1}) j
-      ) s
-      ORDER BY at`, [e.id]);
+    await loadResultsData(client, e.id, e.variants.map((v) => v.id), { users: USERS, days: DAYS, purchaseEnd: Math.round(2.4 * USERS), countryContext: false });
   }
   await client.query('VACUUM ANALYZE assignments');
   await client.query('VACUUM ANALYZE events');

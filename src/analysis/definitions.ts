@@ -122,6 +122,20 @@ function assemble(
   return out;
 }
 
+/** Each treatment against the control (none without a control), by variant id. */
+function eachTreatment(variants: readonly Variant[], compare: (controlId: string, treatmentId: string) => Comparison): Map<string, Comparison> {
+  const control = variants.find((v) => v.is_control);
+  return new Map(control ? variants.filter((v) => !v.is_control).map((v) => [v.id, compare(control.id, v.id)]) : []);
+}
+
+/** A src/stats comparison (ratio or quantile) in the definition block's terms. */
+function fromStats(
+  c: { p_value: number; difference: number | null; ci_lower: number | null; ci_upper: number | null; relative_ci_lower: number | null; relative_ci_upper: number | null; reason: Reason },
+  relative: number | null,
+): Comparison {
+  return { p_value: c.p_value, difference: c.difference, difference_ci: [c.ci_lower, c.ci_upper], relative, relative_ci: [c.relative_ci_lower, c.relative_ci_upper], reason: c.reason };
+}
+
 /** proportion and mean: the inline metrics' tests (Fisher, Welch) on the definition's per-user values, capped. */
 function meanLike(
   d: DefinitionSettings, variants: readonly Variant[], data: Map<string, VariantUserValues>, method: CorrectionMethod, level: number,
@@ -182,22 +196,10 @@ function ratio(
     const withEvents = (data.get(v.id)?.rows ?? []).filter((r) => r[0] > 0).length;
     return [v.id, { n: s.n, withEvents, value: s.sum_y === 0 ? null : s.sum_x / s.sum_y, capped: capped?.groups[i].capped_count ?? 0 }];
   }));
-  const control = variants.find((v) => v.is_control);
-  const comparisons = new Map<string, Comparison>();
-  if (control) {
-    for (const v of variants) {
-      if (v.is_control) continue;
-      const c = compareRatios(stats.get(control.id)!, stats.get(v.id)!, level);
-      comparisons.set(v.id, {
-        p_value: c.p_value,
-        difference: c.difference,
-        difference_ci: [c.ci_lower, c.ci_upper],
-        relative: c.relative_lift,
-        relative_ci: [c.relative_ci_lower, c.relative_ci_upper],
-        reason: c.reason,
-      });
-    }
-  }
+  const comparisons = eachTreatment(variants, (c, t) => {
+    const r = compareRatios(stats.get(c)!, stats.get(t)!, level);
+    return fromStats(r, r.relative_lift);
+  });
   return { ...assemble(variants, arms, comparisons, method, level), cap: capped?.cap ?? null, cappedUsers: capped?.capped_count ?? 0 };
 }
 
@@ -210,28 +212,13 @@ function quantile(
   const arms = new Map(variants.map((v) => [v.id, {
     n: data.get(v.id)?.users ?? 0, withEvents: data.get(v.id)?.rows.length ?? 0, value: summaries.get(v.id)?.quantile ?? null, capped: 0,
   }]));
-  const control = variants.find((v) => v.is_control);
-  const comparisons = new Map<string, Comparison>();
-  if (control) {
-    for (const v of variants) {
-      if (v.is_control) continue;
-      const sc = summaries.get(control.id);
-      const st = summaries.get(v.id);
-      if (!sc || !st) {
-        comparisons.set(v.id, { p_value: 1, difference: null, difference_ci: [null, null], relative: null, relative_ci: [null, null], reason: 'insufficient_data' });
-        continue;
-      }
-      const c = compareQuantiles(sc, st, p, level);
-      comparisons.set(v.id, {
-        p_value: c.p_value,
-        difference: c.difference,
-        difference_ci: [c.ci_lower, c.ci_upper],
-        relative: c.relative_difference,
-        relative_ci: [c.relative_ci_lower, c.relative_ci_upper],
-        reason: c.reason,
-      });
-    }
-  }
+  const comparisons = eachTreatment(variants, (c, t) => {
+    const sc = summaries.get(c);
+    const st = summaries.get(t);
+    if (!sc || !st) return { p_value: 1, difference: null, difference_ci: [null, null], relative: null, relative_ci: [null, null], reason: 'insufficient_data' };
+    const q = compareQuantiles(sc, st, p, level);
+    return fromStats(q, q.relative_difference);
+  });
   return { ...assemble(variants, arms, comparisons, method, level), cap: null, cappedUsers: 0 };
 }
 
