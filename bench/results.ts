@@ -19,6 +19,7 @@ import { createExperimentsReadModel } from '../src/modules/experiments/read-mode
 import { createResultsService } from '../src/modules/results/service.js';
 import { summarizeEventRanges } from '../src/modules/tracking/partitions.js';
 import { api, BENCH_DATABASE_URL, machine, signIn, startServer, writeSection } from './lib.js';
+import { loadResultsData } from './results-data.js';
 
 /** BENCH_SCALE (default 1) shrinks the data for a busy machine: 0.1 is 100,000 users and 300,000 events. */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -78,27 +79,8 @@ try {
 
   // Assignments over the last 14 days, in time order (as the service appends them); user i gets variant i mod 3.
   const load = await timed(async () => {
-    await client.query(`
-      INSERT INTO assignments (id, experiment_id, variant_id, user_id, context, source, created_at)
-      SELECT gen_random_uuid(), $1, (ARRAY[$2, $3, $4]::uuid[])[1 + i % 3], 'user-' || i,
-             jsonb_build_object('country', (ARRAY['US', 'DE', 'FR', 'GB'])[1 + i % 4]), 'batch',
-             now() - interval '${DAYS} days' + (i::float8 / ${USERS}) * interval '${DAYS - 1} days'
-      FROM generate_series(0, ${USERS - 1}) i`, [e.id, v0, v1, v2]);
-    // 3,000,000 events in time order, each within a day after its user's assignment: one view per user, 1.4M
-    // purchases by 400,009 of the users (40%) and 0.6M revenue events, spread by multiplicative hashing.
-    await client.query(`
-      INSERT INTO events (id, event_name, user_id, experiment_id, variant_id, value, kind, created_at)
-      SELECT gen_random_uuid(), name, 'user-' || u, $1, NULL, val, kind,
-             now() - interval '${DAYS} days' + (u::float8 / ${USERS}) * interval '${DAYS - 1} days' + (1 + j % 23) * interval '1 hour' AS at
-      FROM (
-        SELECT j,
-          CASE WHEN j < ${USERS} THEN j WHEN j < ${Math.round(2.4 * USERS)} THEN (j * 2654435761) % ${SCALE === 1 ? 400009 : Math.round(0.4 * USERS) + 1} ELSE (j * 40503) % ${USERS} END AS u,
-          CASE WHEN j < ${USERS} THEN '$view' WHEN j < 2400000 THEN 'purchase' ELSE 'revenue' END AS name,
-          CASE WHEN j < ${USERS} THEN 'view' ELSE 'track' END AS kind,
-          CASE WHEN j >= 2400000 THEN ((j * 7919) % 200)::float8 END AS val
-        FROM generate_series(0::bigint, ${EVENTS - 1}) j
-      ) s
-      ORDER BY at`, [e.id]);
+    // purchaseEnd 2,400,000 whatever the scale: the data this bench has always loaded (at BENCH_SCALE < 1, no revenue).
+    await loadResultsData(client, e.id, [v0, v1, v2], { users: USERS, days: DAYS, purchaseEnd: 2_400_000, countryContext: true });
     // What autovacuum does soon after a bulk load: statistics, and the summaries of the new BRIN ranges.
     await client.query('VACUUM ANALYZE assignments');
     await client.query('VACUUM ANALYZE events');

@@ -182,6 +182,7 @@ export function createServices(deps: PlatformDeps) {
       pauseAutomatically: experiments.pauseAutomatically,
     },
     announceSrm: (payload) => void notifications.notify('srm_detected', payload),
+    definitions: metricDefinitions,
   });
   const interactions = createInteractionsService({ clock, experiments: experimentsReadModel, results, tracking: trackingData });
   const power = createPowerService();

@@ -55,3 +55,16 @@ export type CupedUnavailable = (typeof CUPED_UNAVAILABLE)[number];
 
 /** Distinct values an assignment-context attribute may have and still be diagnosed for SRM (and rolled up for it). */
 export const CONTEXT_VALUES_LIMIT = 100;
+
+/** Why a method is not applied to a metric library definition's metric (MetricResult.definition). */
+export const DEFINITION_UNAVAILABLE = [
+  /** Sequential testing and the Bayesian block judge the primary metric's conversion rate by its event, not definitions. */
+  'primary_conversion_only',
+  /** CUPED (GET /cuped-results) adjusts conversion metrics by their event; a definition's regression is not implemented. */
+  'not_implemented_for_definitions',
+  /** No variance-reduction or always-valid method for quantiles is defined here. */
+  'not_defined_for_quantiles',
+] as const;
+export type DefinitionUnavailable = (typeof DEFINITION_UNAVAILABLE)[number];
+/** Why a definition metric's comparison has no interval or test (the src/stats degenerate reasons). */
+export const COMPARISON_UNAVAILABLE = ['invalid_input', 'insufficient_data', 'zero_variance', 'overflow'] as const;

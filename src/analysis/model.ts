@@ -4,7 +4,8 @@
  */
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable, StringEnum, Uuid } from '../platform/schemas.js';
-import { BAYESIAN_DECISIONS, CORRECTION_METHODS, CUPED_UNAVAILABLE, EARLY_STOP, GUIDE_ONLY_REASONS, RECOMMENDATIONS, UNAVAILABLE_REASONS } from './domain.js';
+import {
+  BAYESIAN_DECISIONS, COMPARISON_UNAVAILABLE, CORRECTION_METHODS, CUPED_UNAVAILABLE, DEFINITION_UNAVAILABLE, EARLY_STOP, GUIDE_ONLY_REASONS, RECOMMENDATIONS, UNAVAILABLE_REASONS } from './domain.js';
 
 const Num = (description?: string) => Nullable(Type.Number(description ? { description } : {}));
 const Count = Type.Integer({ minimum: 0 });
@@ -27,14 +28,49 @@ export const VariantResult = Type.Object({
   confidence_interval: NullableInterval('Interval of relative_lift at the confidence level'),
 });
 
+const EventAggregate = Type.Object({ event_name: Type.String(), aggregate: StringEnum(['count', 'sum']) });
+
+export const DefinitionVariant = Type.Object({
+  variant_id: Uuid(),
+  value: Num('proportion: conversion rate; mean: mean per analysed user (capped); ratio: sum numerator / sum denominator; quantile: the p-th quantile'),
+  users_with_events: Count,
+  users_capped: Count,
+  difference: Num('treatment value - control value; null for the control'),
+  difference_ci: NullableInterval('Interval of difference at the confidence level'),
+  relative_difference: Num('treatment value / control value - 1 (as relative_lift)'),
+  relative_ci: NullableInterval('Interval of relative_difference (as confidence_interval)'),
+  unavailable_reason: Nullable(StringEnum(COMPARISON_UNAVAILABLE, { description: 'Why the comparison has no test or interval' })),
+});
+
+export const DefinitionResult = Type.Object({
+  metric_definition_id: Uuid(),
+  version: Type.Integer({ minimum: 1, description: 'The definition version this analysis used' }),
+  kind: StringEnum(['proportion', 'mean', 'ratio', 'quantile']),
+  value: Nullable(EventAggregate),
+  numerator: Nullable(EventAggregate),
+  denominator: Nullable(EventAggregate),
+  quantile: Num('quantile metrics: p'),
+  capping: Nullable(Type.Object({
+    type: StringEnum(['absolute', 'percentile']),
+    p: Num('percentile capping: p'),
+    cap: Num('The cap applied to per-user values (ratio: to the numerator); null when there were no values'),
+    users_capped: Count,
+  })),
+  sequential_unavailable_reason: Nullable(StringEnum(DEFINITION_UNAVAILABLE)),
+  cuped_unavailable_reason: Nullable(StringEnum(DEFINITION_UNAVAILABLE)),
+  variants: Type.Array(DefinitionVariant),
+}, { description: 'Present when the metric names a metric library definition: it is analysed per the definition (docs/statistics.md)' });
+export type DefinitionResult = Static<typeof DefinitionResult>;
+
 export const MetricResult = Type.Object({
   metric_id: Uuid(),
   metric_name: Type.String(),
   event_name: Type.String(),
   metric_type: Type.String(),
   is_primary: Type.Boolean(),
-  test: StringEnum(['fisher_exact', 'welch_t']),
+  test: StringEnum(['fisher_exact', 'welch_t', 'delta_method', 'quantile_order_statistic']),
   variants: Type.Array(VariantResult),
+  definition: Type.Optional(DefinitionResult),
 });
 
 export const Summary = Type.Object({

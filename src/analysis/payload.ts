@@ -4,7 +4,8 @@
  * directly.
  */
 import type { CorrectionMethod } from './domain.js';
-import type { ExperimentSettings } from './types.js';
+import type { DefinitionSettings, ExperimentSettings, VariantUserValues } from './types.js';
+import { definitionMetricResult } from './definitions.js';
 import { bayesianBlock } from './bayesian.js';
 import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';
 import { judge, srmBlock } from './judgement.js';
@@ -40,10 +41,16 @@ export function diagnosticsOf(e: ExperimentSettings, snapshot: Snapshot): Diagno
   };
 }
 
+/** Per metric id, the definition a metric names (as read now) and its per-user values. */
+export type DefinitionInputs = Map<string, { definition: DefinitionSettings; values: VariantUserValues[] }>;
+
 export function buildResults(
   e: ExperimentSettings, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, autoPause = false,
+  definitions: DefinitionInputs = new Map(),
 ): AnalysisResults {
   const metrics = e.metrics.map((m): MetricResult => {
+    const named = definitions.get(m.id);
+    if (named) return definitionMetricResult(m, named.definition, named.values, e.variants, options);
     const kind = metricKind(m.metric_type);
     return {
       ...metricHeader(m),

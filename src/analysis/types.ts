@@ -23,6 +23,8 @@ export interface ExperimentSettings {
   metrics: Array<{
     id: string; name: string; event_name: string; metric_type: string; is_primary: boolean;
     expected_effect: number | null;
+    /** A metric library definition the metric names: results analyse it per the definition. */
+    metric_definition_id?: string | null;
   }>;
 }
 
@@ -91,4 +93,36 @@ export interface Snapshot {
   /** Assignments of the excluded users, per variant and day (empty when none). */
   excludedAssignments?: AssignmentDay[];
   contexts?: { counts: ContextCount[]; overLimit: string[] };
+}
+
+/** A per-user aggregate of one event: the count of the user's counted events, or the sum of their values. */
+export interface EventAggregate {
+  event_name: string;
+  aggregate: 'count' | 'sum';
+}
+
+/** What a metric library definition says to analyse (the metric-definitions module's fields), as of `version`. */
+export interface DefinitionSettings {
+  id: string;
+  version: number;
+  kind: 'proportion' | 'mean' | 'ratio' | 'quantile';
+  /** proportion, mean, quantile: the per-user value (proportion: the count, converted when > 0). */
+  value: EventAggregate | null;
+  /** ratio: numerator and denominator. */
+  numerator: EventAggregate | null;
+  denominator: EventAggregate | null;
+  /** quantile: p in (0, 1). */
+  quantile: number | null;
+  capping: { type: 'none' } | { type: 'absolute'; value: number } | { type: 'percentile'; p: number };
+}
+
+/**
+ * Per-user values of a definition's aggregates in one variant, by the counting rule: `users` analysed users (assigned,
+ * less those with a conflicting exposure) and, for the users with at least one counted event of any of the
+ * aggregates, one row of values in the order the aggregates were asked for. Users without a row have 0 for each.
+ */
+export interface VariantUserValues {
+  variantId: string;
+  users: number;
+  rows: number[][];
 }

@@ -8,6 +8,7 @@ import type {
   MetricEventAggregate,
   MetricKind,
 } from '../../db/schema/metric-definitions.js';
+import type { DefinitionSettings } from '../../analysis/types.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
@@ -181,6 +182,23 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
   return {
     async list(q: MetricDefinitionListQuery): Promise<MetricDefinitionView[]> {
       return (await store.listDefinitions(db, q)).map(toMetricDefinitionView);
+    },
+
+    /**
+     * For results: what each of the definitions says to analyse, as stored now (with its version); ids that no longer
+     * exist are left out (their metrics are analysed as spelled out).
+     */
+    async analysisSettings(ids: string[]): Promise<DefinitionSettings[]> {
+      return (await store.findDefinitions(db, [...new Set(ids)])).map((row) => ({
+        id: row.id,
+        version: row.version,
+        kind: row.kind,
+        value: row.eventName === null ? null : { event_name: row.eventName, aggregate: row.aggregate ?? 'count' },
+        numerator: row.numerator,
+        denominator: row.denominator,
+        quantile: row.quantile,
+        capping: row.capping,
+      }));
     },
 
     async get(id: string): Promise<MetricDefinitionView> {

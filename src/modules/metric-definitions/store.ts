@@ -66,3 +66,8 @@ export async function updateDefinition(db: Executor, id: string, values: Partial
 export async function deleteDefinition(db: Executor, id: string): Promise<void> {
   await db.delete(metricDefinitions).where(eq(metricDefinitions.id, id));
 }
+
+export async function findDefinitions(db: Executor, ids: string[]): Promise<MetricDefinitionRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(metricDefinitions).where(inArray(metricDefinitions.id, ids));
+}

@@ -46,6 +46,7 @@ export function analysedExperiment(e: Experiment): AnalysedExperiment {
     variants: e.variants.map((v) => ({ id: v.id, name: v.name, is_control: v.isControl, traffic_allocation: v.trafficAllocation })),
     metrics: e.metrics.map((m) => ({
       id: m.id, name: m.name, event_name: m.eventName, metric_type: m.metricType, is_primary: m.isPrimary, expected_effect: m.expectedEffect,
+      metric_definition_id: m.metricDefinitionId,
     })),
   };
 }

@@ -4,7 +4,10 @@ import { metricKind } from '../../analysis/compare.js';
 import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
 import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
-import { buildResults, storedSequentialAlpha, type ResultsOptions } from '../../analysis/payload.js';
+import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
+import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
+import type { DefinitionSettings, VariantUserValues } from '../../analysis/types.js';
+import type { Executor } from '../../db/client.js';
 import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
 import { sequentialBlock } from '../../analysis/sequential.js';
@@ -20,7 +23,7 @@ import { DATA_COMMITTED, parseCommitNotice } from '../tracking/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
-import { createRollup, eventNamesOf } from './rollup.js';
+import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createSrmGuard } from './srm-guard.js';
 import * as store from './store.js';
@@ -64,6 +67,8 @@ export interface ResultsDeps {
    */
   parallel?: number;
   experiments: ResultsExperiments;
+  /** The metric library (its service): what the definitions named by metrics say to analyse, as stored now. */
+  definitions?: { analysisSettings(ids: string[]): Promise<DefinitionSettings[]> };
   /** Alerts subscribers (notification preferences) of a sample-ratio mismatch; never throws. */
   announceSrm?: (payload: { experiment_id: string; experiment_name: string; p_value: number; auto_paused?: boolean }) => void;
 }
@@ -102,6 +107,7 @@ interface Fresh<T> {
 
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
+  const parallel = deps.parallel ?? 1;
   const { refresh } = createRollup({ db, clock, parallel: deps.parallel ?? 1 });
   const srm = createSrmGuard({
     db, clock, audit: deps.audit, pauseAutomatically: (id) => deps.experiments.pauseAutomatically(id), announce: deps.announceSrm,
@@ -224,14 +230,58 @@ export function createResultsService(deps: ResultsDeps) {
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel);
   }
 
+  /** The definitions the experiment's metrics name, as stored now (none without a metric library). */
+  async function definitionsOf(e: AnalysedExperiment): Promise<DefinitionSettings[]> {
+    const ids = e.metrics.flatMap((m) => (m.metric_definition_id ? [m.metric_definition_id] : []));
+    return ids.length === 0 || !deps.definitions ? [] : deps.definitions.analysisSettings(ids);
+  }
+  /** A part of the results' cache keys: an edit of a definition (a new version) is a miss at once. */
+  const definitionsKey = (definitions: DefinitionSettings[]) =>
+    definitions.length === 0 ? '' : `:${keyPart(definitions.map((d) => `${d.id}@${d.version}`).sort().join(','))}`;
+  const resultsKey = (e: AnalysedExperiment, options: ResultsOptions, breakdown: string | undefined, definitions: DefinitionSettings[]) =>
+    liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${breakdown === undefined ? '' : keyPart(breakdown)}${definitionsKey(definitions)}`);
+
+  /** Per metric naming a definition, the definition and the per-user values it reads (tracking's counting rule). */
+  async function definitionInputs(e: AnalysedExperiment, definitions: DefinitionSettings[]): Promise<DefinitionInputs> {
+    const out: DefinitionInputs = new Map();
+    const byId = new Map(definitions.map((d) => [d.id, d]));
+    const named = e.metrics.flatMap((m) => {
+      const definition = m.metric_definition_id ? byId.get(m.metric_definition_id) : undefined;
+      return definition ? [{ metricId: m.id, definition }] : [];
+    });
+    if (named.length === 0) return out;
+    if (e.status === 'draft') {
+      for (const n of named) out.set(n.metricId, { definition: n.definition, values: [] });
+      return out;
+    }
+    // Every definition's aggregates in one pass over the events, each definition's columns taken from it.
+    const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
+    const values = await consistentRead(e, async (tx, _marks, excluded, fork): Promise<VariantUserValues[]> => {
+      // Over ranges of users when statements run at once (as a first computation's ordered passes); the rows add up.
+      const ranges = parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
+      const parts: Array<Map<string, number[][]>> = [];
+      let users = new Map<string, number>();
+      await fork([
+        async (t) => void (users = await armStats.analysedUsers(t, e.id, excluded)),
+        ...ranges.map((range) => async (t: Executor) => void parts.push(await armStats.userValues(t, e.id, aggregates, excluded, range))),
+      ]);
+      return e.variants.map((v) => ({ variantId: v.id, users: users.get(v.id) ?? 0, rows: parts.flatMap((p) => p.get(v.id) ?? []) }));
+    });
+    for (const n of named) out.set(n.metricId, { definition: n.definition, values: projectUserValues(values, columns.get(n.definition.id)!) });
+    return out;
+  }
+
   /** The payload at the given options; a read only (the rollup job records what follows from it). */
-  async function compute(e: AnalysedExperiment, q: ResultsQuery, useCache: boolean): Promise<Fresh<ResultsPayload>> {
+  async function compute(
+    e: AnalysedExperiment, q: ResultsQuery, useCache: boolean, definitions: DefinitionSettings[],
+  ): Promise<Fresh<ResultsPayload>> {
     const options = optionsOf(e, q);
     const read = await snapshotOf(e, useCache);
     const snapshot = read.value;
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
+    const named = await definitionInputs(e, definitions);
     const computedAt = clock.now();
-    const analysis = buildResults(e, snapshot, options, breakdown, e.status !== 'draft' && (await srm.autoPause(e.id)));
+    const analysis = buildResults(e, snapshot, options, breakdown, e.status !== 'draft' && (await srm.autoPause(e.id)), named);
     const value: ResultsPayload = {
       experiment_id: e.id, experiment_name: e.name, status: e.status, start_date: e.start_date, end_date: e.end_date,
       computed_at: computedAt.toISOString(), data_through: read.through === null ? null : new Date(read.through).toISOString(),
@@ -244,8 +294,9 @@ export function createResultsService(deps: ResultsDeps) {
     const e = await experiment(id);
     const options = optionsOf(e, q);
     const useCache = q.use_cache ?? true;
-    const key = liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${q.breakdown === undefined ? '' : keyPart(q.breakdown)}`);
-    return (await kept(e, key, useCache, () => compute(e, q, useCache))).value;
+    const definitions = await definitionsOf(e);
+    const key = resultsKey(e, options, q.breakdown, definitions);
+    return (await kept(e, key, useCache, () => compute(e, q, useCache, definitions))).value;
   }
 
   /**
@@ -254,8 +305,9 @@ export function createResultsService(deps: ResultsDeps) {
    * experiment opted in, pauses it once (a person who resumes it decides).
    */
   async function evaluate(e: AnalysedExperiment): Promise<void> {
-    const fresh = await compute(e, {}, false);
-    await cache.set(liveKey(e, `results:${e.correction_method}:${e.confidence_level}:`), fresh, ttl(e));
+    const definitions = await definitionsOf(e);
+    const fresh = await compute(e, {}, false, definitions);
+    await cache.set(resultsKey(e, optionsOf(e, {}), undefined, definitions), fresh, ttl(e));
     const payload = fresh.value;
     const decision = payload.bayesian_results?.bayesian_decision ?? null;
     if (decision !== e.bayesian_decision && (decision !== null || e.bayesian_enabled)) {
