@@ -24,7 +24,6 @@ import { loadResultsData } from './results-data.js';
 /** BENCH_SCALE (default 1) shrinks the data for a busy machine: 0.1 is 100,000 users and 300,000 events. */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const USERS = Math.round(1_000_000 * SCALE);
-const EVENTS = 3 * USERS;
 const NEW_EVENTS = 10_000;
 const DAYS = 14;
 

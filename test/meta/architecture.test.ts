@@ -53,12 +53,6 @@ describe('architecture rules', () => {
       // The users module's second service (identity-provider accounts), built apart in services.ts only when an
       // identity provider is configured; the auth module's identity-provider service is given it.
       'modules/auth/idp/service.ts -> users/idp-accounts.js': "users' identity-provider accounts service",
-      // Left to the other half of issue 30 (audit-logs and compliance are its scope): the pure chain check belongs in
-      // audit-logs/domain.ts.
-      'modules/compliance/service.ts -> audit-logs/chain.js': 'pure chain check, to move to audit-logs/domain.ts',
-      // Left to the other half of issue 30 (segments, one evaluator): the pure context limits belong in segments/domain.ts.
-      'modules/feature-flags/routes.ts -> segments/targeting-context.js': 'pure context rules, to move to segments/domain.ts',
-      'modules/feature-flags/service.ts -> segments/targeting-context.js': 'pure context rules, to move to segments/domain.ts',
     };
     const offending: string[] = [];
     const seen = new Set<string>();

@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.js';
 import { csvLine } from '../../platform/csv.js';
 import { Unprocessable } from '../../platform/errors.js';
-import { isIntact } from '../audit-logs/chain.js';
+import { isIntact } from '../audit-logs/domain.js';
 import { toChainEntry, type AuditLogsService, type EntryFilter, type SealedEntry } from '../audit-logs/service.js';
 import { CONTROLS, type Framework } from './controls.js';
 import type { ComplianceEvent, ComplianceReport, EventsQuery, ExportJson, ExportQuery } from './schemas.js';

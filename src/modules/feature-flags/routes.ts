@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import { actorOf, apiKey, clientOf, role, signedIn } from '../../platform/auth.js';
 import { beta } from '../../platform/openapi.js';
 import { errorResponses } from '../../platform/schemas.js';
-import { parseContextParam, QUERY_CONTEXT } from '../segments/targeting-context.js';
+import { parseContextParam, QUERY_CONTEXT } from '../segments/domain.js';
 import {
   BulkToggleBody,
   BulkToggleResult,

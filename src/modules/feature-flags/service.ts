@@ -7,30 +7,33 @@ import type { Actor } from '../../platform/auth.js';
 import type { Bus } from '../../platform/bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, Conflict, DomainError, NotFound, Unprocessable, type Loc } from '../../platform/errors.js';
+import { collectSegmentIds, isRuleSetShape, RULE_MESSAGES, validateRuleSet, type TypedFields } from '../../targeting/index.js';
 import {
-  collectSegmentIds,
-  isRuleSetShape,
-  RULE_MESSAGES,
-  validateRuleSet,
-  validateTypedFields,
-  VARIATION_MESSAGES,
-  type FlagEvaluation,
-  type FlagVariation,
-  type SplitEntry,
-  type TypedFields,
-  type VariationRule,
-} from '../../targeting/index.js';
+  AUDITED_FIELDS,
+  mergeTyped,
+  sentTyped,
+  snapshotOf,
+  STATE_AUDITED,
+  toFlagView,
+  typedFieldsOf,
+  typedProblems,
+  typedValues,
+  type FlagValues,
+  type TypedBody,
+} from './fields.js';
+// The wire views, for the modules that show flags (export).
+export { toFlagView, toStateView, typedFieldsOf } from './fields.js';
 import type { AuditLogsService } from '../audit-logs/service.js';
 import { SEGMENT_NOT_USABLE, SEGMENTS_CHANGED, type SegmentsService } from '../segments/service.js';
-import { assertTargetingContext, QUERY_CONTEXT } from '../segments/targeting-context.js';
-import { createRulesetCache, flagIdListSegmentIds, loadRuleset, membershipSubject, type CompiledFlag } from './ruleset.js';
+import { createRulesetCache, loadRuleset } from './ruleset.js';
 // The compiled ruleset as the SDK and OFREP modules serve it.
 export { membershipSubject, type CompiledFlag, type RulesetSnapshot } from './ruleset.js';
-import type { BulkAction, BulkToggleResult, Evaluation, FlagCreate, FlagEnvironmentState, FlagListQuery, FlagUpdate, FlagView, HistoryEntry, UserFlagDetails } from './schemas.js';
+import type { BulkAction, BulkToggleResult, FlagCreate, FlagListQuery, FlagUpdate, FlagView, HistoryEntry } from './schemas.js';
 import { ENVIRONMENTS_CHANGED, type EnvironmentsService } from '../environments/service.js';
+import { createFlagEvaluation } from './evaluation.js';
+export type { FlagDetails } from './evaluation.js';
 import * as store from './store.js';
 import type { CreatedPeriod, Cursor } from '../../db/paging.js';
-import { report, telemetry } from '../../platform/telemetry.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
 export const FLAG_NOT_FOUND = 'Feature flag not found';
@@ -59,185 +62,8 @@ const TRANSITIONS: Record<Transition, Record<FlagStatus, FlagStatus | typeof REF
 };
 const BULK_TRANSITIONS: Record<BulkAction, Transition> = { enable: 'activate', disable: 'deactivate', archive: 'archive' };
 
-/** The stored fields a change may touch, with their names on the wire (audit entries use wire names). */
-const AUDITED_FIELDS = {
-  key: 'key',
-  name: 'name',
-  description: 'description',
-  status: 'status',
-  rolloutPercentage: 'rollout_percentage',
-  targetingRules: 'targeting_rules',
-  defaultValue: 'default_value',
-  tags: 'tags',
-  valueType: 'value_type',
-  variations: 'variations',
-  defaultVariation: 'default_variation',
-  offVariation: 'off_variation',
-  variationRules: 'variation_rules',
-  variationSplit: 'variation_split',
-} as const;
-/** The audited fields held per environment (a change of only these is one environment's change). */
-const STATE_AUDITED = new Set<string>(['status', 'rolloutPercentage', 'targetingRules', 'defaultVariation', 'offVariation', 'variationRules', 'variationSplit']);
-/** The typed-flag fields: stored name by wire name. */
-const TYPED_COLUMNS = {
-  value_type: 'valueType',
-  variations: 'variations',
-  default_variation: 'defaultVariation',
-  off_variation: 'offVariation',
-  variation_rules: 'variationRules',
-  variation_split: 'variationSplit',
-} as const satisfies Record<keyof TypedFields, keyof FeatureFlagRow>;
-type FlagValues = Partial<Pick<FeatureFlagRow, keyof typeof AUDITED_FIELDS | 'segmentIds'>>;
-
-/** One environment's state of a flag on the wire; typed serving fields only for typed flags. */
-export function toStateView(state: Omit<FlagStateRow, 'flagId' | 'environment'>, valueType: FeatureFlagRow['valueType']): FlagEnvironmentState {
-  const view: FlagEnvironmentState = {
-    is_active: state.status === 'ACTIVE',
-    status: state.status.toLowerCase() as FlagEnvironmentState['status'],
-    rollout_percentage: state.rolloutPercentage,
-    targeting_rules: (state.targetingRules ?? null) as FlagEnvironmentState['targeting_rules'],
-    updated_at: state.updatedAt.toISOString(),
-  };
-  if (valueType === 'boolean') return view;
-  return {
-    ...view,
-    default_variation: state.defaultVariation,
-    off_variation: state.offVariation,
-    variation_rules: (state.variationRules ?? null) as FlagEnvironmentState['variation_rules'],
-    variation_split: state.variationSplit ?? null,
-  };
-}
-
-/**
- * A flag as `row.environment` serves it; with `states` (every state row of the flag), `environments` holds every
- * environment's state. Without them the view is exactly the one before environments.
- */
-export function toFlagView(row: FeatureFlagRow, states?: FlagStateRow[]): FlagView {
-  let environments: Record<string, FlagEnvironmentState> | undefined;
-  if (states) {
-    environments = {};
-    for (const state of states) environments[state.environment] = toStateView(state, row.valueType);
-  }
-  return {
-    id: row.id,
-    key: row.key,
-    name: row.name,
-    description: row.description,
-    status: row.status.toLowerCase() as FlagView['status'],
-    is_active: row.status === 'ACTIVE',
-    rollout_percentage: row.rolloutPercentage,
-    targeting_rules: (row.targetingRules ?? null) as FlagView['targeting_rules'],
-    default_value: row.defaultValue,
-    tags: row.tags ?? null,
-    owner_id: row.ownerId,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-    ...typedView(row),
-    ...(environments ? { environments } : {}),
-  };
-}
-
-/** A typed flag's fields on the wire; none for a boolean flag, whose view is as it was before typed flags. */
-function typedView(row: FeatureFlagRow): Partial<FlagView> {
-  if (row.valueType === 'boolean') return {};
-  return {
-    value_type: row.valueType,
-    variations: row.variations ?? [],
-    default_variation: row.defaultVariation,
-    off_variation: row.offVariation,
-    variation_rules: (row.variationRules ?? null) as FlagView['variation_rules'],
-    variation_split: row.variationSplit ?? null,
-  };
-}
-
-/** The audited fields of a flag; a boolean flag's snapshot has no typed field (as before typed flags). */
-function snapshotOf(row: FeatureFlagRow): Record<string, unknown> {
-  const typed = new Set<string>(Object.values(TYPED_COLUMNS));
-  return Object.fromEntries(
-    Object.entries(AUDITED_FIELDS)
-      .filter(([field]) => row.valueType !== 'boolean' || !typed.has(field))
-      .map(([field, wire]) => [wire, row[field as keyof typeof AUDITED_FIELDS]]),
-  );
-}
-
 function rulesError(msg: string, loc: Loc = ['body', 'targeting_rules']): Unprocessable {
   return new Unprocessable({ type: 'value_error', loc, msg });
-}
-
-/** The typed-flag fields a stored row holds (a row of a boolean flag: value_type boolean, the rest null). */
-export function typedFieldsOf(row: Pick<FeatureFlagRow, (typeof TYPED_COLUMNS)[keyof typeof TYPED_COLUMNS]>): TypedFields {
-  return {
-    value_type: row.valueType,
-    variations: row.variations ?? null,
-    default_variation: row.defaultVariation,
-    off_variation: row.offVariation,
-    variation_rules: row.variationRules ?? null,
-    variation_split: row.variationSplit ?? null,
-  };
-}
-
-/** The typed fields a create or update body sends (undefined: not sent; null: cleared). */
-type TypedBody = Partial<{ [K in keyof TypedFields]: TypedFields[K] | undefined }>;
-
-/**
- * The typed fields after a change: the stored ones (a new flag: none) with the sent ones over them. default_variation
- * and variation_split replace each other, so sending one clears the other (sending both is refused by the check).
- */
-function mergeTyped(stored: TypedFields, body: TypedBody): TypedFields {
-  const next: TypedFields = { ...stored };
-  for (const field of Object.keys(TYPED_COLUMNS) as Array<keyof TypedFields>) {
-    if (body[field] !== undefined) (next as unknown as Record<string, unknown>)[field] = body[field];
-  }
-  if (body.default_variation !== undefined && body.variation_split === undefined) next.variation_split = null;
-  if (body.variation_split !== undefined && body.default_variation === undefined) next.default_variation = null;
-  return next;
-}
-
-/**
- * Every problem of the typed fields after the change, each at its place in the body. A stored field that names a
- * variation the body's `variations` no longer has is reported at body.variations (the variation cannot be removed).
- */
-function typedProblems(next: TypedFields, body: TypedBody, stored: TypedFields | null): Array<{ type: string; loc: Loc; msg: string }> {
-  const issues: Array<{ type: string; loc: Loc; msg: string }> = [];
-  if (stored && body.value_type !== undefined && body.value_type !== stored.value_type) {
-    issues.push({ type: 'value_error', loc: ['body', 'value_type'], msg: VARIATION_MESSAGES.valueTypeFixed });
-    return issues;
-  }
-  let removed = false;
-  for (const problem of validateTypedFields(next)) {
-    const field = problem.loc[0] as keyof TypedFields;
-    if (stored && body[field] === undefined && problem.msg === VARIATION_MESSAGES.unknownVariation && body.variations !== undefined) {
-      if (!removed) issues.push({ type: 'value_error', loc: ['body', 'variations'], msg: VARIATION_MESSAGES.variationRemoved });
-      removed = true;
-      continue;
-    }
-    issues.push({ type: 'value_error', loc: ['body', ...problem.loc], msg: problem.msg });
-  }
-  return issues;
-}
-
-function typedValues(next: TypedFields): FlagValues {
-  return {
-    valueType: next.value_type,
-    variations: next.variations as FlagVariation[] | null,
-    defaultVariation: next.default_variation,
-    offVariation: next.off_variation,
-    variationRules: next.variation_rules as VariationRule[] | null,
-    variationSplit: next.variation_split as SplitEntry[] | null,
-  };
-}
-
-const sentTyped = (body: TypedBody) => (Object.keys(TYPED_COLUMNS) as Array<keyof TypedFields>).some((f) => body[f] !== undefined);
-
-/** A flag's answer for one user with what a caller mapping it elsewhere (OFREP) needs of the flag. */
-export interface FlagDetails extends FlagEvaluation {
-  flag_key: string;
-  status: FlagView['status'];
-  value_type: FlagView['value_type'];
-}
-
-function detailsOf(flag: CompiledFlag, evaluation: FlagEvaluation): FlagDetails {
-  return { flag_key: flag.row.key, status: flag.wire.status, value_type: flag.row.valueType, ...evaluation };
 }
 
 export interface FlagsDeps {
@@ -291,6 +117,7 @@ export function createFlagsService(deps: FlagsDeps) {
   /** The environment an evaluation answers in: the API key's (absent: the default). */
   const servingEnvironment = (key: string | undefined) => (key === undefined ? environments.defaultKey() : Promise.resolve(key));
   const rulesetIn = async (key: string | undefined) => rulesetOf(await servingEnvironment(key)).get();
+  const evaluation = createFlagEvaluation({ rulesetIn, segments });
 
   /**
    * The flag view, with every environment's state (one more query) once there is more than one environment: an
@@ -576,68 +403,7 @@ export function createFlagsService(deps: FlagsDeps) {
     },
 
     /** `contextLoc` names where the context came from, for the 422 of the context limits. */
-    async evaluate(key: string, userId: string, context: Record<string, unknown> | null | undefined, contextLoc: Loc, environment?: string): Promise<Evaluation> {
-      const ctx = context ?? {};
-      assertTargetingContext(ctx, contextLoc);
-      const snapshot = await rulesetIn(environment);
-      const flag = snapshot.byKey.get(key);
-      report(telemetry.flagsEvaluated, { flags: 1 });
-      if (!flag) return { flag_key: key, enabled: false, reason: 'not_found' };
-      const env = await segments.membershipEnv(snapshot.segments, flagIdListSegmentIds(flag), membershipSubject(userId, ctx), snapshot.withoutMembers);
-      // The one answer that names the satisfied conditions (`rule`): the only evaluation that renders them.
-      return { flag_key: key, ...flag.evaluator.explain(userId, ctx, env) };
-    },
-
-    /**
-     * The one evaluation of flags with their values, for every caller that needs more than on/off (the user route's
-     * details, OFREP): for `keys` (each known key, archived ones included: they answer `disabled`; unknown keys are
-     * left out), or without keys every flag that is not archived, in key order. Each answer is the evaluate route's
-     * (`rule` only for a single key) with the flag's status and value_type. The context is held to the limits, a
-     * refusal being a 422 at `contextLoc`.
-     */
-    async evaluateDetails(
-      userId: string,
-      context: Record<string, unknown> | null | undefined,
-      contextLoc: Loc,
-      keys?: readonly string[],
-      environment?: string,
-    ): Promise<FlagDetails[]> {
-      const ctx = context ?? {};
-      assertTargetingContext(ctx, contextLoc);
-      const snapshot = await rulesetIn(environment);
-      const subject = membershipSubject(userId, ctx);
-      if (keys !== undefined) {
-        const found = keys.flatMap((key) => snapshot.byKey.get(key) ?? []);
-        report(telemetry.flagsEvaluated, { flags: found.length });
-        const idLists = [...new Set(found.flatMap(flagIdListSegmentIds))];
-        const env = await segments.membershipEnv(snapshot.segments, idLists, subject, snapshot.withoutMembers);
-        return found.map((flag) => detailsOf(flag, found.length === 1 ? flag.evaluator.explain(userId, ctx, env) : flag.evaluator.evaluate(userId, ctx, env)));
-      }
-      const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, subject, snapshot.withoutMembers);
-      report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
-      const answers = snapshot.liveEvaluator.evaluateAll(userId, ctx, env);
-      return snapshot.live.map((flag, i) => detailsOf(flag, answers[i]));
-    },
-
-    /**
-     * Every flag that is not archived, as key to on/off for this user: the JSON object, already serialised. The
-     * context has been held to the limits where it was parsed (parseContextParam).
-     */
-    async userFlagsJson(userId: string, context: Record<string, unknown>, environment?: string): Promise<string> {
-      const snapshot = await rulesetIn(environment);
-      const env = await segments.membershipEnv(snapshot.segments, snapshot.liveIdListSegmentIds, membershipSubject(userId, context), snapshot.withoutMembers);
-      report(telemetry.flagsEvaluated, { flags: snapshot.live.length });
-      return snapshot.liveJson(snapshot.liveEvaluator.enabledAll(userId, context, env));
-    },
-
-    /** The user route with details=true: every flag that is not archived, key to {enabled, variation?, value?}. */
-    async userFlagDetails(userId: string, context: Record<string, unknown>, environment?: string): Promise<Record<string, UserFlagDetails>> {
-      const result: Record<string, UserFlagDetails> = {};
-      for (const d of await this.evaluateDetails(userId, context, QUERY_CONTEXT, undefined, environment)) {
-        result[d.flag_key] = d.variation === undefined ? { enabled: d.enabled } : { enabled: d.enabled, variation: d.variation, value: d.value };
-      }
-      return result;
-    },
+    ...evaluation,
 
     /** An environment's compiled ruleset (SDK download; absent: the default's); the same object until its next invalidation. */
     snapshot: (environment?: string) => rulesetIn(environment),

@@ -19,12 +19,12 @@ import type { Cache } from '../../platform/cache.js';
 import type { Clock } from '../../platform/clock.js';
 import { BadRequest, NotFound, NotImplemented, Unprocessable } from '../../platform/errors.js';
 import { EXPERIMENTS_CHANGED, type CorrectionMethod } from '../experiments/domain.js';
-import { DATA_COMMITTED, parseCommitNotice } from '../tracking/domain.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
 import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
+import { createFreshness, type Fresh } from './freshness.js';
 import { createSrmGuard } from './srm-guard.js';
 import * as store from './store.js';
 
@@ -95,16 +95,6 @@ const liveKey = (e: AnalysedExperiment, part: string) => `${livePrefix(e.id)}${e
 const keyPart = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 22);
 const routeKey = (id: string, part: string) => `${prefix(id)}route:${part}`;
 
-/**
- * A cached snapshot or payload with the time its read of the data began (`read_at`, ms) and the commit time of the
- * newest event it includes, as far as this process heard (`through`, ms; null when it heard of none).
- */
-interface Fresh<T> {
-  value: T;
-  read_at: number;
-  through: number | null;
-}
-
 export function createResultsService(deps: ResultsDeps) {
   const { db, clock, cache } = deps;
   const parallel = deps.parallel ?? 1;
@@ -114,64 +104,10 @@ export function createResultsService(deps: ResultsDeps) {
   });
   deps.bus.subscribe(EXPERIMENTS_CHANGED, (id) => void cache.deletePrefix(livePrefix(id)));
 
-  /**
-   * The newest commit of events or assignments heard of, per experiment, and of untagged flag events (which count for
-   * every experiment): tracking announces each committed batch (DATA_COMMITTED), locally before it acknowledges.
-   */
-  const commits = new Map<string, number>();
-  let commitsForAll = 0;
-  deps.bus.subscribe(DATA_COMMITTED, (message) => {
-    const notice = parseCommitNotice(message);
-    if (!notice) return;
-    if (notice.all) commitsForAll = Math.max(commitsForAll, notice.at);
-    for (const id of notice.experiments) commits.set(id, Math.max(commits.get(id) ?? 0, notice.at));
-  });
-  const lastCommit = (id: string): number | null => {
-    const at = Math.max(commits.get(id) ?? 0, commitsForAll);
-    return at === 0 ? null : at;
-  };
-  const maxStalenessMs = (deps.maxStalenessSeconds ?? 5) * 1000;
-
-  /**
-   * Whether a cached read may be served: no commit for the experiment was announced since its read began, and a
-   * running experiment's entry is younger than RESULTS_MAX_STALENESS_SECONDS (so a lost announcement delays no more).
-   */
-  function isFresh(e: AnalysedExperiment, entry: Fresh<unknown> | undefined): entry is Fresh<unknown> {
-    if (entry === undefined || typeof entry.read_at !== 'number') return false;
-    const last = lastCommit(e.id);
-    if (last !== null && last > entry.read_at) return false;
-    return e.status !== 'active' || clock.now().getTime() - entry.read_at < maxStalenessMs;
-  }
-
-  /**
-   * A snapshot or payload kept up with the data: a fresh cached entry, else a computation (one at a time per key:
-   * reads that come while one runs share it, unless a commit came after its read began).
-   */
-  const computing = new Map<string, Promise<Fresh<unknown>> & { readAt: number }>();
-  async function kept<T>(e: AnalysedExperiment, key: string, useCache: boolean, compute: () => Promise<Fresh<T>>): Promise<Fresh<T>> {
-    if (useCache) {
-      const hit = await cache.get<Fresh<T>>(key);
-      if (isFresh(e, hit)) return hit as Fresh<T>;
-      const running = computing.get(key);
-      const last = lastCommit(e.id);
-      if (running && (last === null || last <= running.readAt)) return (await running) as Fresh<T>;
-    }
-    const run = Object.assign((async () => {
-      const fresh = await compute();
-      await cache.set(key, fresh, ttl(e));
-      return fresh;
-    })(), { readAt: clock.now().getTime() });
-    if (useCache) computing.set(key, run);
-    try {
-      return await run;
-    } finally {
-      if (computing.get(key) === run) computing.delete(key);
-    }
-  }
+  const ttl = (e: AnalysedExperiment) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
+  const { lastCommit, kept } = createFreshness({ bus: deps.bus, clock, cache, maxStalenessSeconds: deps.maxStalenessSeconds, ttl });
 
   const experiment = (id: string) => readExperiment(deps.experiments, id);
-
-  const ttl = (e: AnalysedExperiment) => (e.status === 'active' ? LIVE_TTL_SECONDS : SETTLED_TTL_SECONDS);
 
   async function cached<T>(key: string, ttlSeconds: number, useCache: boolean, compute: () => Promise<T>): Promise<T> {
     if (useCache) {

@@ -26,7 +26,7 @@ import {
   type SegmentView,
 } from './schemas.js';
 import * as store from './store.js';
-import { assertTargetingContext } from './targeting-context.js';
+import { assertTargetingContext } from './domain.js';
 
 export const SEGMENT_NOT_FOUND = 'Segment not found';
 /** Spec, "Targeting rules": the 422 of a flag or experiment whose rules name a segment that may not be used. */

@@ -1,3 +1,4 @@
+/** The segments module's domain rules other modules use: the targeting context's limits (spec "Limits: targeting context"). */
 import { checkParsedContext, checkRawContextSize, checkTargetingContext } from '../../targeting/index.js';
 import { Unprocessable, type Loc } from '../../platform/errors.js';
 
