@@ -22,8 +22,10 @@ describe('interactions', () => {
   ];
 
   it('scans the overlap of active experiments and tests a pair (beta) with the stored correction', async () => {
-    const a = await d.experiment({ metrics: [{ name: 'Purchase', event_name: 'buy', is_primary: true }] });
-    const b = await d.experiment({ variants: THREE, metrics: [{ name: 'Signup', event_name: 'signup', is_primary: true }] });
+    // Fixed keys: the assignment hash is salted by the key, so these users fall into the same cells on every run (with
+    // random keys the planted interaction was, on rare draws, not significant).
+    const a = await d.experiment({ metrics: [{ name: 'Purchase', event_name: 'buy', is_primary: true }], extra: { key: 'ix-purchase' } });
+    const b = await d.experiment({ variants: THREE, metrics: [{ name: 'Signup', event_name: 'signup', is_primary: true }], extra: { key: 'ix-signup' } });
     const users = Array.from({ length: 240 }, (_, i) => `ix${i}`);
     const inA = await d.assign(a.key, users);
     const inB = await d.assign(b.key, users.slice(0, 180));
