@@ -64,7 +64,13 @@ const schedulesOfFlag = async (flagId: string) => (await call('GET', `${BASE}/?f
 
 async function auditOf(entityId: string): Promise<Array<{ action: string; actor_id: string | null; actor_username: string | null; details: Json | null }>> {
   return t.database.session((exec) =>
-    exec('SELECT action, actor_id, actor_username, details FROM audit_logs WHERE entity_id = $1 ORDER BY created_at', [entityId]),
+    // The test clock is fixed, so entries written in one transaction share their instant and nothing else orders them
+    // (ids are random); among those, the schedule's end (written after the stage that ends it) comes last.
+    exec(
+      `SELECT action, actor_id, actor_username, details FROM audit_logs WHERE entity_id = $1
+       ORDER BY created_at, action = 'rollout_schedule_complete'`,
+      [entityId],
+    ),
   );
 }
 
