@@ -4,7 +4,7 @@ import type { DailyResults, Results } from './hooks';
 
 type MetricResult = Results['metrics'][number];
 const COLORS = ['#4b5563', '#2563eb', '#d97706', '#7c3aed', '#0f766e', '#be123c'];
-const asPercent = (v: number) => `${(v * 100).toFixed(1)}%`;
+export const asPercent = (v: number) => `${(v * 100).toFixed(1)}%`;
 
 /** Rows for the lift chart: a treatment's interval (drawn as a range bar) and its point estimate. */
 export function liftRows(metric: MetricResult) {
@@ -46,7 +46,7 @@ interface IntervalShapeProps {
   y?: number;
   width?: number;
   height?: number;
-  payload?: ReturnType<typeof liftRows>[number];
+  payload?: IntervalRow;
 }
 
 /** The interval as a bar from lower to upper bound, with a tick at the estimated lift. */
@@ -92,33 +92,50 @@ export function RateChart({ metric, isConversion }: { metric: MetricResult; isCo
 }
 
 export function LiftChart({ metric, confidence }: { metric: MetricResult; confidence: number }) {
-  const data = liftRows(metric);
   const control = metric.variants.find((v) => v.is_control);
-  const label = `${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`;
-  if (data.length === 0 || !control || !control.mean) {
+  return (
+    <IntervalChart
+      label={`${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`}
+      caption={`Lift against control, with ${Math.round(confidence * 100)}% confidence interval`}
+      rows={control?.mean ? liftRows(metric) : []}
+      format={asPercent}
+      name="Lift"
+      empty={`Lift is measured against the control, so it appears once the control has ${control && control.sample_size > 0 ? 'conversions' : 'users'}.`}
+    />
+  );
+}
+
+export type IntervalRow = ReturnType<typeof liftRows>[number];
+
+/**
+ * Each treatment's estimate against the control drawn as a range bar over its confidence interval, with a tick at
+ * the estimate and a line at 0 (the lift chart, and the difference charts of metric library results).
+ */
+export function IntervalChart({ label, caption, rows, format, name, empty }: { label: string; caption: string; rows: IntervalRow[]; format(v: number): string; name: string; empty: string }) {
+  if (rows.length === 0) {
     return (
       <figure className="chart" aria-label={label}>
-        <figcaption>Lift against control</figcaption>
-        <Empty title="No lift to show yet.">Lift is measured against the control, so it appears once the control has {control && control.sample_size > 0 ? 'conversions' : 'users'}.</Empty>
+        <figcaption>{caption}</figcaption>
+        <Empty title={`No ${name.toLowerCase()} to show yet.`}>{empty}</Empty>
       </figure>
     );
   }
   return (
     <figure className="chart" aria-label={label}>
-      <figcaption>Lift against control, with {Math.round(confidence * 100)}% confidence interval</figcaption>
+      <figcaption>{caption}</figcaption>
       <ResponsiveContainer width="100%" height={220}>
-        <BarChart data={data} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
+        <BarChart data={rows} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" horizontal={false} />
-          <XAxis type="number" tickFormatter={asPercent} domain={liftDomain(data)} />
+          <XAxis type="number" tickFormatter={format} domain={liftDomain(rows)} />
           <YAxis type="category" dataKey="name" width={96} />
           <ReferenceLine x={0} stroke="#111827" />
           <Tooltip
             formatter={(_v, _n, item) => {
-              const row = item.payload as ReturnType<typeof liftRows>[number];
-              return [`${asPercent(row.lift)} (${asPercent(row.range[0])} to ${asPercent(row.range[1])})`, 'Lift'];
+              const row = item.payload as IntervalRow;
+              return [`${format(row.lift)} (${format(row.range[0])} to ${format(row.range[1])})`, name];
             }}
           />
-          <Bar dataKey="range" name="Lift" isAnimationActive={false} barSize={28} shape={<IntervalShape />} />
+          <Bar dataKey="range" name={name} isAnimationActive={false} barSize={28} shape={<IntervalShape />} />
         </BarChart>
       </ResponsiveContainer>
     </figure>
