@@ -12,7 +12,7 @@ afterAll(() => web?.close());
 type Definition =
   | { name: string; kind: 'proportion'; event: string }
   | { name: string; kind: 'mean'; event: string; cap?: string }
-  | { name: string; kind: 'quantile'; event: string; p: string }
+  | { name: string; kind: 'quantile'; event: string; p: string; tags: string }
   | { name: string; kind: 'ratio'; numerator: string; denominator: string };
 
 /** Fills the metric library's form for one definition (per-user values: the form's defaults, sum and count). */
@@ -27,7 +27,10 @@ async function define(page: Page, d: Definition): Promise<void> {
   } else {
     await page.getByLabel('Event name').fill(d.event);
   }
-  if (d.kind === 'quantile') await page.getByLabel('Quantile p').fill(d.p);
+  if (d.kind === 'quantile') {
+    await page.getByLabel('Quantile p').fill(d.p);
+    await page.getByLabel('Tags').fill(d.tags);
+  }
   if (d.kind === 'mean' && d.cap) {
     await page.getByLabel('Capping', { exact: true }).selectOption('absolute');
     await page.getByLabel('Cap per user').fill(d.cap);
@@ -81,7 +84,7 @@ it('defines metrics once in the library, uses them in two experiments and reads 
     { name: 'Revenue per user', kind: 'mean', event: 'revenue' },
     { name: 'Revenue per purchase', kind: 'ratio', numerator: 'revenue', denominator: 'purchase' },
     { name: 'Capped revenue', kind: 'mean', event: 'revenue', cap: '150' },
-    { name: 'Load time p90', kind: 'quantile', event: 'load_time', p: '0.9' },
+    { name: 'Load time p90', kind: 'quantile', event: 'load_time', p: '0.9', tags: 'speed, web' },
   ];
   for (const d of definitions) await define(library, d);
   await library.getByRole('link', { name: 'Metric library' }).click();
@@ -91,12 +94,17 @@ it('defines metrics once in the library, uses them in two experiments and reads 
   expect(await p90Row.textContent()).toContain('p90 of load_time');
   expect(await library.getByRole('row', { name: /Capped revenue/ }).textContent()).toContain('capped at 150 per user');
   await screenshot(library, 'metric-library');
+  await library.getByPlaceholder('Search by name or tag').fill('speed');
+  await library.getByRole('link', { name: 'Purchased' }).waitFor({ state: 'detached' });
+  expect(await library.getByRole('row').count()).toBe(2);
+  await library.getByPlaceholder('Search by name or tag').fill('');
 
   // A developer uses them from the experiment form, in two experiments.
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await signIn(page, baseUrl, developer);
   const first = await createExperiment(page, 'Checkout metrics', ['Purchased (proportion)', 'Revenue per user (mean)', 'Revenue per purchase (ratio)', 'Capped revenue (mean)', 'Load time p90 (quantile)']);
   const second = await createExperiment(page, 'Pricing metrics', ['Revenue per purchase (ratio)', 'Load time p90 (quantile)']);
+  await page.getByRole('link', { name: 'metric library' }).first().waitFor();
   const experiments: Json[] = await Promise.all([first, second].map(async (id) => (await t.call('GET', `/api/v1/experiments/${id}`, developer)).json()));
   for (const e of experiments) expect(e.metrics.filter((m: Json) => m.metric_definition_id).length).toBe(e.key === 'checkout-metrics' ? 5 : 2);
 

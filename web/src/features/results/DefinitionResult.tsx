@@ -117,7 +117,7 @@ export function DefinitionMetricResult({ metric, definition: d, confidence }: { 
       <div className="grid-2">
         <IntervalChart
           label={`${metric.metric_name}: difference against control with ${level} confidence interval`}
-          caption={`Difference in ${label}, with ${level} confidence interval`}
+          caption={`Difference in ${label.charAt(0).toLowerCase()}${label.slice(1)}, with ${level} confidence interval`}
           rows={definitionRows(metric, 'difference')}
           format={isRate ? asPercent : (x) => num(x, 2)}
           name="Difference"
