@@ -72,6 +72,28 @@ function traffic(key: string, assigned: Map<string, string>, treatment: string):
   return events;
 }
 
+/** numpy's default (linear) quantile, written out here. */
+function numpyQuantile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const h = (s.length - 1) * p;
+  const j = Math.floor(h);
+  return j + 1 >= s.length ? s[s.length - 1] : s[j] + (h - j) * (s[j + 1] - s[j]);
+}
+
+/** Per variant, from the events sent: revenue per purchase (Σ revenue / Σ purchases) and the p90 of per-user load time. */
+function expected(assigned: Map<string, string>, events: TrackedEvent[]): Map<string, { ratio: number; p90: number }> {
+  const out = new Map<string, { ratio: number; p90: number }>();
+  for (const variant of new Set(assigned.values())) {
+    const mine = events.filter((e) => assigned.get(e.user_id) === variant);
+    const revenue = mine.filter((e) => e.event_type === 'revenue').reduce((sum, e) => sum + (e.value ?? 0), 0);
+    const purchases = mine.filter((e) => e.event_type === 'purchase').length;
+    const load = new Map<string, number>();
+    for (const e of mine) if (e.event_type === 'load_time') load.set(e.user_id, (load.get(e.user_id) ?? 0) + (e.value ?? 0));
+    out.set(variant, { ratio: revenue / purchases, p90: numpyQuantile([...load.values()], 0.9) });
+  }
+  return out;
+}
+
 it('defines metrics once in the library, uses them in two experiments and reads ratio and p90 results with their intervals', async () => {
   const { t, baseUrl, browser } = web;
   const [analyst, developer] = await t.users('ANALYST', 'DEVELOPER');
@@ -111,9 +133,12 @@ it('defines metrics once in the library, uses them in two experiments and reads 
   // Traffic through the tracking API.
   const d = new Driver(t, developer, (await t.apiKey(developer, ['sdk:ruleset'])).headers);
   const users = Array.from({ length: 400 }, (_, i) => `shopper-${i}`);
+  const reference = new Map<string, Map<string, { ratio: number; p90: number }>>();
   for (const e of experiments) {
     const assigned = await d.assign(e.key, users);
-    await d.track(traffic(e.key, assigned, e.variants.find((v: Json) => !v.is_control).id));
+    const events = traffic(e.key, assigned, e.variants.find((v: Json) => !v.is_control).id);
+    await d.track(events);
+    reference.set(e.id, expected(assigned, events));
   }
 
   for (const e of experiments) {
@@ -128,7 +153,14 @@ it('defines metrics once in the library, uses them in two experiments and reads 
     await p90.getByRole('figure', { name: /: difference against control/ }).locator('.interval').first().waitFor();
     await p90.getByRole('figure', { name: /relative difference against control/ }).locator('.interval').first().waitFor();
 
-    // The page shows the API's numbers: the ratio and the p90 of each arm, the differences and their intervals.
+    // Each arm's ratio and p90 on the page are those computed here from the events sent.
+    for (const v of e.variants as Json[]) {
+      const want = reference.get(e.id)!.get(v.id)!;
+      const value = async (region: typeof ratio) => (await region.getByRole('row', { name: new RegExp(`^${v.name}`) }).getByRole('cell').allTextContents())[2];
+      expect(await value(ratio)).toBe(want.ratio.toFixed(3));
+      expect(await value(p90)).toBe(want.p90.toFixed(3));
+    }
+    // The page shows the API's numbers: the differences and their intervals.
     const payload: Json = (await t.call('GET', `/api/v1/results/${e.id}?use_cache=true`, developer)).json();
     for (const [region, name] of [[ratio, 'Revenue per purchase'], [p90, 'Load time p90']] as const) {
       const metric = payload.metrics.find((m: Json) => m.metric_name === name);
