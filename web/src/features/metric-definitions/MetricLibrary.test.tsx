@@ -52,7 +52,7 @@ afterEach(() => vi.unstubAllGlobals());
 describe('<MetricLibrary>', () => {
   it('lists each metric with its kind, what it measures, version and owner, and searches by name or tag', async () => {
     stub('VIEWER', [['GET', /\/metric-definitions$/, () => json(200, [p90, ratio])]]);
-    const user = userEvent.setup();
+    const user = userEvent.setup({ delay: null });
     renderWithProviders(<MetricLibrary />);
     const row = (await screen.findByRole('link', { name: 'Page load p90' })).closest('tr') as HTMLElement;
     expect(within(row).getByText('quantile').className).toContain('badge');
@@ -84,7 +84,7 @@ describe('<MetricLibrary>', () => {
 describe('<NewMetricDefinition>', () => {
   it('says what is missing in words before sending anything, then sends the ratio as defined', async () => {
     const sent = stub('ANALYST', [['POST', /\/metric-definitions$/, () => json(201, ratio)]]);
-    const user = userEvent.setup();
+    const user = userEvent.setup({ delay: null });
     renderWithProviders(<NewMetricDefinition />);
     await user.selectOptions(screen.getByLabelText('Kind'), 'ratio');
     await user.click(screen.getByRole('button', { name: 'Create metric' }));
@@ -126,7 +126,7 @@ describe('<NewMetricDefinition>', () => {
     stub('ANALYST', [
       ['POST', /\/metric-definitions$/, () => json(409, { detail: 'A metric definition with this name already exists' })],
     ]);
-    const user = userEvent.setup();
+    const user = userEvent.setup({ delay: null });
     renderWithProviders(<NewMetricDefinition />);
     await user.type(screen.getByLabelText('Name'), 'Purchased');
     await user.type(screen.getByLabelText('Event name'), 'purchase');
@@ -152,7 +152,7 @@ describe('<MetricDefinitionPage>', () => {
       ['GET', path, () => json(200, ratio)],
       ['PUT', path, () => json(200, { ...ratio, capping: { type: 'absolute', value: 500 }, version: 2 })],
     ]);
-    const user = userEvent.setup();
+    const user = userEvent.setup({ delay: null });
     renderWithProviders(<MetricDefinitionPage id={DEFINITION_ID} />);
     await user.selectOptions(await screen.findByLabelText('Capping'), 'absolute');
     await user.type(screen.getByLabelText('Cap per user'), '500');
@@ -181,7 +181,7 @@ describe('<MetricDefinitionPage>', () => {
       ],
     ]);
     vi.stubGlobal('confirm', () => true);
-    const user = userEvent.setup();
+    const user = userEvent.setup({ delay: null });
     renderWithProviders(<MetricDefinitionPage id={DEFINITION_ID} />);
     await user.click(await screen.findByRole('button', { name: 'Delete' }));
     const alert = (await screen.findByText(/cannot be deleted/)).closest('[role="alert"]') as HTMLElement;
