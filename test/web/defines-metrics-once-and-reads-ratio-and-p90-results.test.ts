@@ -30,6 +30,7 @@ async function define(page: Page, d: Definition): Promise<void> {
   if (d.kind === 'quantile') {
     await page.getByLabel('Quantile p').fill(d.p);
     await page.getByLabel('Tags').fill(d.tags);
+    await page.getByLabel('Higher is better').uncheck();
   }
   if (d.kind === 'mean' && d.cap) {
     await page.getByLabel('Capping', { exact: true }).selectOption('absolute');
@@ -150,6 +151,7 @@ it('defines metrics once in the library, uses them in two experiments and reads 
     await ratio.getByRole('figure', { name: /relative difference against control/ }).locator('.interval').first().waitFor();
     const p90 = page.getByRole('region', { name: /Load time p90/ });
     await p90.getByRole('columnheader', { name: 'p90 of load_time' }).waitFor();
+    await p90.getByText(/lower is better/).waitFor();
     await p90.getByRole('figure', { name: /: difference against control/ }).locator('.interval').first().waitFor();
     await p90.getByRole('figure', { name: /relative difference against control/ }).locator('.interval').first().waitFor();
 

@@ -9,12 +9,14 @@ const fetchMock = vi.hoisted(() => {
 
 const { ResultsView } = await import('./ResultsView');
 const { cappingApplied, definitionRows, valueLabel } = await import('./DefinitionResult');
+const { intervalTone } = await import('./charts');
 const { json, renderWithProviders, router } = await import('../../test/harness');
-const { DEFINITION_ID, experiment, results, sampleSize } = await import('../../test/fixtures');
+const { DEFINITION_ID, experiment, metricDefinition, results, sampleSize } = await import('../../test/fixtures');
 type Results = import('./hooks').Results;
 type Metric = Results['metrics'][number];
 type Definition = NonNullable<Metric['definition']>;
 
+const P90_DEFINITION = '66666666-6666-4666-8666-000000000002';
 const base = results({ recommendation: 'CONTINUE_TESTING', users: 200 });
 const [CONTROL, TREATMENT] = base.metrics[0].variants.map((v) => v.variant_id);
 
@@ -29,7 +31,7 @@ function definitionMetric(id: string, name: string, test: Metric['test'], defini
     test,
     variants,
     definition: {
-      metric_definition_id: DEFINITION_ID,
+      metric_definition_id: definition.kind === 'quantile' ? P90_DEFINITION : DEFINITION_ID,
       sequential_unavailable_reason: 'primary_conversion_only',
       cuped_unavailable_reason: definition.kind === 'quantile' ? 'not_defined_for_quantiles' : 'not_implemented_for_definitions',
       ...definition,
@@ -77,6 +79,7 @@ describe('<ResultsView> metrics from the metric library', () => {
         ['GET', /\/results\/[^/]+\/sample-size$/, () => json(200, sampleSize(200, null))],
         ['GET', /\/results\/[^/]+$/, () => json(200, r)],
         ['GET', /daily-results$/, () => json(200, { experiment_id: r.experiment_id, metrics: [] })],
+        ['GET', /\/metric-definitions$/, () => json(200, [metricDefinition({ id: P90_DEFINITION, kind: 'quantile', higher_is_better: false })])],
       ]),
     );
     renderWithProviders(<ResultsView experiment={experiment({ status: 'active' })} />);
@@ -95,6 +98,9 @@ describe('<ResultsView> metrics from the metric library', () => {
     expect(within(quantile).getByRole('columnheader', { name: 'p90 of load_time' })).toBeTruthy();
     expect(within(quantile).getByRole('note').textContent).toBe('treatment: no test or interval, too few users with values to compute an interval.');
     expect(quantile.textContent).not.toContain('capped');
+    // Its definition says lower is better (read from the library): a significant rise is drawn as worse.
+    await within(quantile).findByText(/lower is better/);
+    expect(card.textContent).not.toContain('lower is better');
     // The inline metric keeps its table and lift chart.
     const inline = screen.getByRole('heading', { name: /^Purchase/ }).closest('section') as HTMLElement;
     expect(within(inline).getByRole('figure', { name: /Purchase: lift against control/ })).toBeTruthy();
@@ -105,6 +111,13 @@ describe('<ResultsView> metrics from the metric library', () => {
     expect(definitionRows(ratio, 'relative')).toEqual([{ name: 'treatment', lift: 0.2, range: [0.03, 0.37], significant: false }]);
     expect(definitionRows(p90, 'difference')).toEqual([{ name: 'treatment', lift: 30, range: [30, 30], significant: false }]);
     expect(definitionRows(p90, 'relative')).toEqual([]);
+  });
+
+  it('colours a significant change by whether it is the good direction', () => {
+    expect(intervalTone({ lift: 0.2, significant: true })).toBe('better');
+    expect(intervalTone({ lift: 0.2, significant: true }, false)).toBe('worse');
+    expect(intervalTone({ lift: -0.2, significant: true }, false)).toBe('better');
+    expect(intervalTone({ lift: -0.2, significant: false }, false)).toBe('neutral');
   });
 
   it('labels values by kind and says the capping in words', () => {

@@ -1,4 +1,5 @@
 import { Badge, DataTable, num, pValue, pct } from '../../components/ui';
+import { useMetricDefinitions } from '../metric-definitions/hooks';
 import { KindBadge } from '../metric-definitions/MetricLibrary';
 import { quantileLabel, ratioLabel } from '../metric-definitions/draft';
 import { IntervalChart, asPercent, type IntervalRow } from './charts';
@@ -60,6 +61,9 @@ export function definitionRows(metric: MetricResult, which: 'difference' | 'rela
 
 export function DefinitionMetricResult({ metric, definition: d, confidence }: { metric: MetricResult; definition: Definition; confidence: number }) {
   const level = `${Math.round(confidence * 100)}%`;
+  // The payload does not carry the direction; the library (one cached read for the page) does.
+  const library = useMetricDefinitions();
+  const higherIsBetter = library.data?.find((x) => x.id === d.metric_definition_id)?.higher_is_better ?? true;
   const isRate = d.kind === 'proportion';
   const value = (v: number | null | undefined) => (isRate ? pct(v, 2) : num(v));
   const interval = (ci: { lower: number; upper: number } | null, format: (v: number | null) => string) => (ci ? `${format(ci.lower)} to ${format(ci.upper)}` : '—');
@@ -77,6 +81,7 @@ export function DefinitionMetricResult({ metric, definition: d, confidence }: { 
     <>
       <p className="definition-summary">
         <KindBadge kind={d.kind} /> {label} · definition version {d.version}
+        {!higherIsBetter && <> · lower is better</>}
         {capping && <> · {capping}</>}
       </p>
       <DataTable
@@ -121,6 +126,7 @@ export function DefinitionMetricResult({ metric, definition: d, confidence }: { 
           rows={definitionRows(metric, 'difference')}
           format={isRate ? asPercent : (x) => num(x, 2)}
           name="Difference"
+          higherIsBetter={higherIsBetter}
           empty="The difference appears once both the control and a treatment have values."
         />
         <IntervalChart
@@ -129,6 +135,7 @@ export function DefinitionMetricResult({ metric, definition: d, confidence }: { 
           rows={definitionRows(metric, 'relative')}
           format={asPercent}
           name="Relative difference"
+          higherIsBetter={higherIsBetter}
           empty="The relative difference appears once the control's value is above 0."
         />
       </div>

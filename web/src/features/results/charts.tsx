@@ -47,15 +47,24 @@ interface IntervalShapeProps {
   width?: number;
   height?: number;
   payload?: IntervalRow;
+  higherIsBetter?: boolean;
+}
+
+const TONE_FILL = { better: '#15803d', worse: '#b91c1c', neutral: '#9ca3af' } as const;
+
+/** Green for a significant change the good way, red the bad way (for a metric where lower is better, a rise is bad). */
+export function intervalTone(row: Pick<IntervalRow, 'lift' | 'significant'>, higherIsBetter = true): keyof typeof TONE_FILL {
+  if (!row.significant || row.lift === 0) return 'neutral';
+  return row.lift > 0 === higherIsBetter ? 'better' : 'worse';
 }
 
 /** The interval as a bar from lower to upper bound, with a tick at the estimated lift. */
-function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload }: IntervalShapeProps) {
+function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload, higherIsBetter }: IntervalShapeProps) {
   if (!payload) return null;
   const [lower, upper] = payload.range;
   const span = upper - lower;
   const at = span > 0 ? x + (width * (payload.lift - lower)) / span : x;
-  const fill = !payload.significant ? '#9ca3af' : payload.lift > 0 ? '#15803d' : '#b91c1c';
+  const fill = TONE_FILL[intervalTone(payload, higherIsBetter)];
   return (
     <g className="interval">
       <rect x={x} y={y + height * 0.25} width={Math.max(width, 2)} height={height * 0.5} rx={3} fill={fill} fillOpacity={0.35} stroke={fill} />
@@ -111,7 +120,23 @@ export type IntervalRow = ReturnType<typeof liftRows>[number];
  * Each treatment's estimate against the control drawn as a range bar over its confidence interval, with a tick at
  * the estimate and a line at 0 (the lift chart, and the difference charts of metric library results).
  */
-export function IntervalChart({ label, caption, rows, format, name, empty }: { label: string; caption: string; rows: IntervalRow[]; format(v: number): string; name: string; empty: string }) {
+export function IntervalChart({
+  label,
+  caption,
+  rows,
+  format,
+  name,
+  empty,
+  higherIsBetter = true,
+}: {
+  label: string;
+  caption: string;
+  rows: IntervalRow[];
+  format(v: number): string;
+  name: string;
+  empty: string;
+  higherIsBetter?: boolean;
+}) {
   if (rows.length === 0) {
     return (
       <figure className="chart" aria-label={label}>
@@ -135,7 +160,7 @@ export function IntervalChart({ label, caption, rows, format, name, empty }: { l
               return [`${format(row.lift)} (${format(row.range[0])} to ${format(row.range[1])})`, name];
             }}
           />
-          <Bar dataKey="range" name={name} isAnimationActive={false} barSize={28} shape={<IntervalShape />} />
+          <Bar dataKey="range" name={name} isAnimationActive={false} barSize={28} shape={<IntervalShape higherIsBetter={higherIsBetter} />} />
         </BarChart>
       </ResponsiveContainer>
     </figure>
