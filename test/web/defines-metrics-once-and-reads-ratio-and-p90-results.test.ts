@@ -36,6 +36,7 @@ async function define(page: Page, d: Definition): Promise<void> {
     await page.getByLabel('Capping', { exact: true }).selectOption('absolute');
     await page.getByLabel('Cap per user').fill(d.cap);
   }
+  if (d.kind === 'ratio') await screenshot(page, 'metric-form-ratio');
   await page.getByRole('button', { name: 'Create metric' }).click();
   await page.getByRole('heading', { name: d.name }).waitFor();
 }

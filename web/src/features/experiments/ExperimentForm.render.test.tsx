@@ -15,12 +15,12 @@ const { RouterProvider } = await import('../../router');
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-function renderForm() {
+function renderForm(experiment?: import('./hooks').Experiment) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   return render(
     <QueryClientProvider client={client}>
       <RouterProvider>
-        <ExperimentForm />
+        <ExperimentForm experiment={experiment} />
       </RouterProvider>
     </QueryClientProvider>,
   );
@@ -141,6 +141,30 @@ describe('<ExperimentForm> metrics from the library', () => {
       ],
     });
     expect((bodies[0] as { metrics: object[] }).metrics[0]).not.toHaveProperty('metric_definition_id');
+  });
+
+  it('keeps the library reference of a saved metric when the experiment is edited', async () => {
+    const { experiment, metricDefinition } = await import('../../test/fixtures');
+    const ratio = metricDefinition();
+    const saved = experiment();
+    saved.metrics = [{ ...saved.metrics[0], name: 'Revenue per page view', event_name: 'revenue', metric_type: 'revenue', metric_definition_id: ratio.id }];
+    const bodies: unknown[] = [];
+    fetchMock.mockImplementation(async (request) => {
+      if (!request) return json(404, { detail: 'Not Found' });
+      if (request.url.includes('/api/v1/metric-definitions')) return json(200, [ratio]);
+      if (request.method === 'PUT') {
+        bodies.push(await request.json());
+        return json(200, saved);
+      }
+      return json(200, []);
+    });
+    const user = userEvent.setup();
+    renderForm(saved);
+    await screen.findByText('revenue per page_view');
+    expect((screen.getByLabelText('Metric 1 from the library') as HTMLSelectElement).value).toBe(ratio.id);
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await waitFor(() => expect(bodies).toHaveLength(1));
+    expect(bodies[0]).toMatchObject({ metrics: [{ name: 'Revenue per page view', event_name: 'revenue', metric_definition_id: ratio.id, is_primary: true }] });
   });
 
   it('asks for the name and event of a typed metric before sending', async () => {
