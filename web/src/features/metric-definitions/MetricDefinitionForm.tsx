@@ -234,7 +234,7 @@ function DefinitionForm({
 
 function EventAggregateFields({ legend, value, onChange, err }: { legend: string; value: EventDraft; onChange(next: EventDraft): void; err(field: string): string | undefined }): ReactNode {
   return (
-    <fieldset className="plain-fieldset">
+    <fieldset className="plain-fieldset event-aggregate">
       <legend>{legend}</legend>
       <TextField label={`${legend} event`} value={value.event_name} error={err('event_name')} onChange={(e) => onChange({ ...value, event_name: e.target.value })} />
       <Select label={`${legend} per-user value`} value={value.aggregate} error={err('aggregate')} options={AGGREGATES} onChange={(e) => onChange({ ...value, aggregate: e.target.value as Aggregate })} />
