@@ -10,5 +10,7 @@ export default defineProject({
     environment: 'happy-dom',
     environmentOptions: { happyDOM: { url: 'http://localhost/' } },
     setupFiles: ['./src/test-setup.ts'],
+    // As the API project (root vitest.config.ts, not inherited here): typing tests outlast 5 s on a loaded machine.
+    testTimeout: 30_000,
   },
 });

@@ -17,6 +17,8 @@ import { Users } from './features/admin-users/Users';
 import { Notifications } from './features/notifications/Notifications';
 import { ExperimentHistory, FlagHistory } from './features/history/pages';
 import { Environments } from './features/environments/Environments';
+import { MetricDefinitionPage, NewMetricDefinition } from './features/metric-definitions/MetricDefinitionForm';
+import { MetricLibrary } from './features/metric-definitions/MetricLibrary';
 
 interface Route {
   pattern: string;
@@ -35,6 +37,9 @@ const ROUTES: Route[] = [
   { pattern: '/flags/new', render: () => <NewFlag />, allowed: (p) => p.canChange },
   { pattern: '/flags/:id', render: ({ id }) => <FlagPage key={id} id={id} /> },
   { pattern: '/flags/:id/history', render: ({ id }) => <FlagHistory key={id} id={id} /> },
+  { pattern: '/metrics', render: () => <MetricLibrary /> },
+  { pattern: '/metrics/new', render: () => <NewMetricDefinition />, allowed: (p) => p.canChangeMetrics },
+  { pattern: '/metrics/:id', render: ({ id }) => <MetricDefinitionPage key={id} id={id} /> },
   { pattern: '/segments', render: () => <SegmentsList /> },
   { pattern: '/segments/new', render: () => <NewSegment />, allowed: (p) => p.canChangeSegments },
   { pattern: '/segments/:id', render: ({ id }) => <SegmentPage key={id} id={id} /> },
@@ -48,6 +53,7 @@ const ROUTES: Route[] = [
 const NAV: Array<{ to: string; label: string; allowed?: Route['allowed'] }> = [
   { to: '/experiments', label: 'Experiments' },
   { to: '/flags', label: 'Feature flags' },
+  { to: '/metrics', label: 'Metric library' },
   { to: '/segments', label: 'Segments' },
   { to: '/audit', label: 'Audit log' },
   { to: '/environments', label: 'Environments' },

@@ -123,3 +123,28 @@ export function flag(patch: Partial<Flag> = {}): Flag {
     ...patch,
   } as Flag;
 }
+
+type MetricDefinition = import('../features/metric-definitions/hooks').MetricDefinition;
+export const DEFINITION_ID = '66666666-6666-4666-8666-666666666666';
+export function metricDefinition(patch: Partial<MetricDefinition> = {}): MetricDefinition {
+  return {
+    id: DEFINITION_ID,
+    name: 'Revenue per page view',
+    description: null,
+    kind: 'ratio',
+    event_name: null,
+    aggregate: null,
+    numerator: { event_name: 'revenue', aggregate: 'sum' },
+    denominator: { event_name: 'page_view', aggregate: 'count' },
+    quantile: null,
+    capping: { type: 'none' },
+    higher_is_better: true,
+    tags: ['revenue'],
+    owner: 'Growth team',
+    created_by: null,
+    version: 1,
+    created_at: '2026-11-01T10:00:00.000Z',
+    updated_at: '2026-11-01T10:00:00.000Z',
+    ...patch,
+  };
+}

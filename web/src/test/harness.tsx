@@ -25,7 +25,7 @@ export function router(routes: Route[]) {
 }
 
 /** A signed-in session for the SessionProvider: the token it reads at start, and `/auth/me` answers with this. */
-export function signedInAs(role: 'ADMIN' | 'DEVELOPER' | 'VIEWER' = 'DEVELOPER', token = 'test-token') {
+export function signedInAs(role: 'ADMIN' | 'DEVELOPER' | 'ANALYST' | 'VIEWER' = 'DEVELOPER', token = 'test-token') {
   window.localStorage.setItem('uplift.token', token);
   return { id: '00000000-0000-4000-8000-000000000001', username: 'dev', email: 'dev@example.com', full_name: 'Dev', role, is_superuser: false, is_active: true };
 }

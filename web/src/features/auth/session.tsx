@@ -14,6 +14,8 @@ export interface Permissions {
   canChange: boolean;
   /** Segments: DEVELOPER and up. */
   canChangeSegments: boolean;
+  /** The metric library: ANALYST and up (ADMIN, DEVELOPER, ANALYST). */
+  canChangeMetrics: boolean;
   isAdmin: boolean;
   isSuperuser: boolean;
 }
@@ -22,7 +24,7 @@ export function permissionsFor(me: Pick<Me, 'role' | 'is_superuser'> | undefined
   const su = Boolean(me?.is_superuser);
   const role = me?.role ?? null;
   const dev = su || role === 'ADMIN' || role === 'DEVELOPER';
-  return { canChange: dev, canChangeSegments: dev, isAdmin: su || role === 'ADMIN', isSuperuser: su };
+  return { canChange: dev, canChangeSegments: dev, canChangeMetrics: dev || role === 'ANALYST', isAdmin: su || role === 'ADMIN', isSuperuser: su };
 }
 
 interface Session {

@@ -95,7 +95,17 @@ function ExperimentPage({ experiment }: { experiment: Experiment }) {
           <ul className="plain">
             {experiment.metrics.map((m) => (
               <li key={m.id}>
-                {m.name} <span className="hint">({m.metric_type}, event <code>{m.event_name}</code>)</span> {m.is_primary && <Badge tone="info">primary</Badge>}
+                {m.name}{' '}
+                {m.metric_definition_id ? (
+                  <span className="hint">
+                    (<Link to={`/metrics/${m.metric_definition_id}`}>metric library</Link>)
+                  </span>
+                ) : (
+                  <span className="hint">
+                    ({m.metric_type}, event <code>{m.event_name}</code>)
+                  </span>
+                )}{' '}
+                {m.is_primary && <Badge tone="info">primary</Badge>}
               </li>
             ))}
           </ul>

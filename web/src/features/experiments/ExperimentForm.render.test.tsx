@@ -1,5 +1,5 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen } from '@testing-library/react';
+import { render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
@@ -15,12 +15,12 @@ const { RouterProvider } = await import('../../router');
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 
-function renderForm() {
+function renderForm(experiment?: import('./hooks').Experiment) {
   const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   return render(
     <QueryClientProvider client={client}>
       <RouterProvider>
-        <ExperimentForm />
+        <ExperimentForm experiment={experiment} />
       </RouterProvider>
     </QueryClientProvider>,
   );
@@ -101,5 +101,81 @@ describe('<ExperimentForm> checks in the browser', () => {
     await user.clear(key);
     await user.type(key, 'pricing-page');
     expect(screen.queryByText(/Start with a letter or digit/)).toBeNull();
+  });
+});
+
+describe('<ExperimentForm> metrics from the library', () => {
+  it("uses a library definition instead of typed fields, shows its kind, and sends its id; inline metrics keep working", async () => {
+    const { metricDefinition } = await import('../../test/fixtures');
+    const ratio = metricDefinition();
+    const p90 = metricDefinition({ id: '66666666-6666-4666-8666-000000000002', name: 'Page load p90', kind: 'quantile', event_name: 'load_time', aggregate: 'sum', numerator: null, denominator: null, quantile: 0.9 });
+    const bodies: unknown[] = [];
+    fetchMock.mockImplementation(async (request) => {
+      if (!request) return json(404, { detail: 'Not Found' });
+      if (request.url.includes('/api/v1/metric-definitions')) return json(200, [ratio, p90]);
+      if (request.method === 'POST') {
+        bodies.push(await request.json());
+        return json(422, { detail: [{ type: 'value_error', loc: ['body', 'metrics', 1, 'metric_definition_id'], msg: 'Value error, Unknown metric definition' }] });
+      }
+      return json(200, []);
+    });
+    const user = userEvent.setup();
+    renderForm();
+    await user.type(screen.getByLabelText('Name'), 'Pricing page');
+    await user.click(screen.getByRole('button', { name: '+ Add metric' }));
+    await waitFor(() => expect(screen.getByLabelText('Metric 2 from the library').textContent).toContain('Page load p90 (quantile)'));
+    await user.selectOptions(screen.getByLabelText('Metric 2 from the library'), 'Page load p90 (quantile)');
+    // The typed fields give way to what the definition measures, with its kind.
+    expect(screen.getAllByLabelText('Event name')).toHaveLength(1);
+    expect(screen.getByText('quantile').className).toContain('badge');
+    expect(screen.getByText(/p90 of load_time/)).toBeTruthy();
+    expect((screen.getByLabelText('Metric 2 name') as HTMLInputElement).value).toBe('Page load p90');
+    await user.click(screen.getByRole('button', { name: 'Create experiment' }));
+
+    expect(await screen.findByText('Unknown metric definition.')).toBeTruthy();
+    expect(screen.getByLabelText('Metric 2 from the library').getAttribute('aria-invalid')).toBe('true');
+    expect(bodies[0]).toMatchObject({
+      metrics: [
+        { name: 'Conversion', event_name: 'purchase', metric_type: 'conversion', is_primary: true },
+        { name: 'Page load p90', event_name: 'load_time', metric_type: 'revenue', is_primary: false, metric_definition_id: p90.id },
+      ],
+    });
+    expect((bodies[0] as { metrics: object[] }).metrics[0]).not.toHaveProperty('metric_definition_id');
+  });
+
+  it('keeps the library reference of a saved metric when the experiment is edited', async () => {
+    const { experiment, metricDefinition } = await import('../../test/fixtures');
+    const ratio = metricDefinition();
+    const saved = experiment();
+    saved.metrics = [{ ...saved.metrics[0], name: 'Revenue per page view', event_name: 'revenue', metric_type: 'revenue', metric_definition_id: ratio.id }];
+    const bodies: unknown[] = [];
+    fetchMock.mockImplementation(async (request) => {
+      if (!request) return json(404, { detail: 'Not Found' });
+      if (request.url.includes('/api/v1/metric-definitions')) return json(200, [ratio]);
+      if (request.method === 'PUT') {
+        bodies.push(await request.json());
+        return json(200, saved);
+      }
+      return json(200, []);
+    });
+    const user = userEvent.setup();
+    renderForm(saved);
+    await screen.findByText('revenue per page_view');
+    expect((screen.getByLabelText('Metric 1 from the library') as HTMLSelectElement).value).toBe(ratio.id);
+    await user.click(screen.getByRole('button', { name: 'Save changes' }));
+    await waitFor(() => expect(bodies).toHaveLength(1));
+    expect(bodies[0]).toMatchObject({ metrics: [{ name: 'Revenue per page view', event_name: 'revenue', metric_definition_id: ratio.id, is_primary: true }] });
+  });
+
+  it('asks for the name and event of a typed metric before sending', async () => {
+    fetchMock.mockImplementation(async () => json(200, []));
+    const user = userEvent.setup();
+    renderForm();
+    await user.type(screen.getByLabelText('Name'), 'Pricing page');
+    await user.click(screen.getByRole('button', { name: '+ Add metric' }));
+    await user.click(screen.getByRole('button', { name: 'Create experiment' }));
+    expect(screen.getByLabelText('Metric 2 name').getAttribute('aria-invalid')).toBe('true');
+    expect(screen.getAllByLabelText('Event name')[1].getAttribute('aria-invalid')).toBe('true');
+    expect(fetchMock.mock.calls.filter(([request]) => request?.method === 'POST')).toEqual([]);
   });
 });

@@ -4,20 +4,15 @@ import { FormError, Select, TextArea, TextField, fieldError, fieldErrorsUnder } 
 import { RuleBuilder, emptyRules, fromRules, toRules, type RulesDraft } from '../../components/rule-builder';
 import { PageHeader } from '../../components/ui';
 import { experimentKeyProblem, requiredText } from '../../components/validate';
+import { useMetricDefinitions } from '../metric-definitions/hooks';
 import { useSegments } from '../segments/hooks';
 import { useCreateExperiment, useUpdateExperiment, type Experiment, type ExperimentBody } from './hooks';
+import { MetricsFieldset, metricBody, metricDraftOf, metricProblems, newMetricDraft, type MetricDraft } from './MetricsFieldset';
 
 interface VariantDraft {
   name: string;
   is_control: boolean;
   traffic_allocation: string;
-}
-interface MetricDraft {
-  name: string;
-  event_name: string;
-  metric_type: 'conversion' | 'count' | 'revenue' | 'duration';
-  is_primary: boolean;
-  expected_effect: string;
 }
 
 const slug = (text: string) =>
@@ -45,6 +40,7 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
   const update = useUpdateExperiment(experiment?.id ?? '');
   const mutation = experiment ? update : create;
   const segments = useSegments('active');
+  const definitions = useMetricDefinitions();
   const isDraft = !experiment || experiment.status === 'draft';
 
   const [name, setName] = useState(experiment?.name ?? '');
@@ -60,13 +56,7 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
     ],
   );
   const [metrics, setMetrics] = useState<MetricDraft[]>(
-    experiment?.metrics.map((m) => ({
-      name: m.name,
-      event_name: m.event_name,
-      metric_type: m.metric_type as MetricDraft['metric_type'],
-      is_primary: m.is_primary,
-      expected_effect: m.expected_effect === null || m.expected_effect === undefined ? '' : String(m.expected_effect),
-    })) ?? [{ name: 'Conversion', event_name: 'purchase', metric_type: 'conversion', is_primary: true, expected_effect: '0.1' }],
+    experiment?.metrics.map(metricDraftOf) ?? [newMetricDraft({ name: 'Conversion', event_name: 'purchase', is_primary: true, expected_effect: '0.1' })],
   );
   const [rules, setRules] = useState<RulesDraft>(experiment ? fromRules(experiment.targeting_rules) : emptyRules());
   const [correction, setCorrection] = useState<NonNullable<ExperimentBody['correction_method']>>(experiment?.correction_method ?? 'benjamini_hochberg');
@@ -88,7 +78,7 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
   if (keyProblem) problems.key = keyProblem;
   if (total !== 100) problems.variants = `Allocations add up to ${total}%; they must add up to 100%.`;
   if (variants.filter((v) => v.is_control).length !== 1) problems['variants.control'] = 'Choose exactly one control variant.';
-  if (!metrics.some((m) => m.is_primary)) problems['metrics.primary'] = 'Mark one metric as primary.';
+  Object.assign(problems, metricProblems(metrics));
   const err = (field: string) => (attempted ? problems[field] : undefined) ?? fieldError(mutation.error, field);
 
   const submit = (event: FormEvent) => {
@@ -102,13 +92,7 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
       hypothesis: hypothesis || null,
       experiment_type: type,
       variants: variants.map((v) => ({ name: v.name, is_control: v.is_control, traffic_allocation: Number(v.traffic_allocation) })),
-      metrics: metrics.map((m) => ({
-        name: m.name,
-        event_name: m.event_name,
-        metric_type: m.metric_type,
-        is_primary: m.is_primary,
-        ...(m.expected_effect.trim() ? { expected_effect: Number(m.expected_effect) } : {}),
-      })),
+      metrics: metrics.map(metricBody),
       targeting_rules: toRules(rules),
       sequential_testing_enabled: sequential,
       sequential_testing_config: sequential ? { alpha: Number(alpha) } : null,
@@ -125,7 +109,6 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
   };
 
   const setVariant = (i: number, patch: Partial<VariantDraft>) => setVariants(variants.map((v, j) => (j === i ? { ...v, ...patch } : v)));
-  const setMetric = (i: number, patch: Partial<MetricDraft>) => setMetrics(metrics.map((m, j) => (j === i ? { ...m, ...patch } : m)));
   const shown = ['name', 'key', 'description', 'hypothesis', 'experiment_type', 'variants', 'metrics', 'targeting_rules', 'correction_method', 'confidence_level', 'sequential_testing_config'];
 
   return (
@@ -228,55 +211,7 @@ export function ExperimentForm({ experiment }: { experiment?: Experiment }) {
           </div>
         </fieldset>
 
-        <fieldset className="card">
-          <legend>Metrics</legend>
-          {metrics.map((m, i) => (
-            <div className="row metric-row" key={i}>
-              <TextField label={`Metric ${i + 1} name`} value={m.name} error={err(`metrics.${i}.name`)} onChange={(e) => setMetric(i, { name: e.target.value })} />
-              <TextField label="Event name" value={m.event_name} error={err(`metrics.${i}.event_name`)} onChange={(e) => setMetric(i, { event_name: e.target.value })} />
-              <Select
-                label="Type"
-                value={m.metric_type}
-                error={err(`metrics.${i}.metric_type`)}
-                onChange={(e) => setMetric(i, { metric_type: e.target.value as MetricDraft['metric_type'] })}
-                options={[
-                  ['conversion', 'Conversion'],
-                  ['count', 'Count'],
-                  ['revenue', 'Revenue'],
-                  ['duration', 'Duration'],
-                ]}
-              />
-              <TextField
-                label="Minimum detectable effect"
-                hint="Relative, e.g. 0.1 = 10%"
-                type="number"
-                step="any"
-                value={m.expected_effect}
-                error={err(`metrics.${i}.expected_effect`)}
-                onChange={(e) => setMetric(i, { expected_effect: e.target.value })}
-              />
-              <label className="inline checkbox">
-                <input type="radio" name="primary" checked={m.is_primary} onChange={() => setMetrics(metrics.map((n, j) => ({ ...n, is_primary: j === i })))} />
-                Primary
-              </label>
-              <button type="button" className="icon" aria-label={`Remove metric ${i + 1}`} disabled={metrics.length <= 1} onClick={() => setMetrics(metrics.filter((_, j) => j !== i))}>
-                ×
-              </button>
-            </div>
-          ))}
-          {(err('metrics') || err('metrics.primary')) && (
-            <p className="field-error" role="alert">
-              {err('metrics') ?? err('metrics.primary')}
-            </p>
-          )}
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => setMetrics([...metrics, { name: '', event_name: '', metric_type: 'conversion', is_primary: false, expected_effect: '' }])}
-          >
-            + Add metric
-          </button>
-        </fieldset>
+        <MetricsFieldset metrics={metrics} definitions={definitions.data ?? []} onChange={setMetrics} err={err} />
 
         <div className="card">
           <RuleBuilder value={rules} onChange={setRules} segments={segments.data ?? []} error={fieldErrorsUnder(mutation.error, 'targeting_rules')} idPrefix="experiment-rules" />

@@ -2,7 +2,15 @@ import { useEffect, useState } from 'react';
 import { Badge, DataTable, Empty, ErrorBox, Loading, num, pValue, pct, timeAgo } from '../../components/ui';
 import type { Experiment } from '../experiments/hooks';
 import { DailyChart, LiftChart, RateChart } from './charts';
+import { DefinitionMetricResult } from './DefinitionResult';
 import { useCuped, useDailyResults, useRefreshResults, useResults, useSampleSize, type Cuped, type Results, type SampleSize } from './hooks';
+
+const TEST_NAME: Record<Results['metrics'][number]['test'], string> = {
+  fisher_exact: "Fisher's exact test",
+  welch_t: "Welch's t-test",
+  delta_method: 'delta method',
+  quantile_order_statistic: 'order-statistic interval',
+};
 
 const RECOMMENDATION: Record<Results['summary']['recommendation'], { label: string; tone: string }> = {
   SHIP_VARIANT: { label: 'Ship the winning variant', tone: 'success' },
@@ -58,37 +66,18 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
 
       {sampleSize.data && <SampleSizeProgress plan={sampleSize.data} />}
 
-      {r.metrics.map((metric) => {
-        const isConversion = metric.metric_type === 'conversion';
-        return (
-          <section className="card metric-result" key={metric.metric_id} aria-labelledby={`metric-${metric.metric_id}`}>
-            <h3 id={`metric-${metric.metric_id}`}>
-              {metric.metric_name} {metric.is_primary && <Badge tone="info">primary</Badge>} <span className="hint">({metric.test === 'fisher_exact' ? "Fisher's exact test" : "Welch's t-test"})</span>
-            </h3>
-            <DataTable headers={['Variant', 'Users', isConversion ? 'Conversions' : 'Events', isConversion ? 'Rate' : 'Mean', 'Lift', `${Math.round(r.confidence_level * 100)}% CI of lift`, 'p-value', 'Corrected p', 'Significant']} className="numbers">
-              {metric.variants.map((v) => (
-                <tr key={v.variant_id}>
-                  <th scope="row">
-                    {v.variant_name} {v.is_control && <Badge tone="neutral">control</Badge>}
-                  </th>
-                  <td>{v.sample_size.toLocaleString()}</td>
-                  <td>{v.conversions.toLocaleString()}</td>
-                  <td>{isConversion ? pct(v.mean, 2) : num(v.mean)}</td>
-                  <td>{v.is_control ? '—' : pct(v.relative_lift)}</td>
-                  <td>{v.is_control || !v.confidence_interval ? '—' : `${pct(v.confidence_interval.lower)} to ${pct(v.confidence_interval.upper)}`}</td>
-                  <td>{v.is_control ? '—' : pValue(v.p_value)}</td>
-                  <td>{v.is_control ? '—' : pValue(v.adjusted_p_value)}</td>
-                  <td>{v.is_control ? '—' : v.is_significant ? <Badge tone="success">significant</Badge> : <Badge tone="neutral">not significant</Badge>}</td>
-                </tr>
-              ))}
-            </DataTable>
-            <div className="grid-2">
-              <RateChart metric={metric} isConversion={isConversion} />
-              <LiftChart metric={metric} confidence={r.confidence_level} />
-            </div>
-          </section>
-        );
-      })}
+      {r.metrics.map((metric) => (
+        <section className="card metric-result" key={metric.metric_id} aria-labelledby={`metric-${metric.metric_id}`}>
+          <h3 id={`metric-${metric.metric_id}`}>
+            {metric.metric_name} {metric.is_primary && <Badge tone="info">primary</Badge>} <span className="hint">({TEST_NAME[metric.test]})</span>
+          </h3>
+          {metric.definition ? (
+            <DefinitionMetricResult metric={metric} definition={metric.definition} confidence={r.confidence_level} />
+          ) : (
+            <InlineMetricResult metric={metric} confidence={r.confidence_level} />
+          )}
+        </section>
+      ))}
 
       {r.sequential_testing && <SequentialPanel seq={r.sequential_testing} />}
       {r.bayesian_results && <BayesianPanel bayes={r.bayesian_results} />}
@@ -107,6 +96,36 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
         )}
       </section>
     </div>
+  );
+}
+
+/** A metric typed into the experiment: rate or mean per variant, lift and its interval. */
+function InlineMetricResult({ metric, confidence }: { metric: Results['metrics'][number]; confidence: number }) {
+  const isConversion = metric.metric_type === 'conversion';
+  return (
+    <>
+      <DataTable headers={['Variant', 'Users', isConversion ? 'Conversions' : 'Events', isConversion ? 'Rate' : 'Mean', 'Lift', `${Math.round(confidence * 100)}% CI of lift`, 'p-value', 'Corrected p', 'Significant']} className="numbers">
+        {metric.variants.map((v) => (
+          <tr key={v.variant_id}>
+            <th scope="row">
+              {v.variant_name} {v.is_control && <Badge tone="neutral">control</Badge>}
+            </th>
+            <td>{v.sample_size.toLocaleString()}</td>
+            <td>{v.conversions.toLocaleString()}</td>
+            <td>{isConversion ? pct(v.mean, 2) : num(v.mean)}</td>
+            <td>{v.is_control ? '—' : pct(v.relative_lift)}</td>
+            <td>{v.is_control || !v.confidence_interval ? '—' : `${pct(v.confidence_interval.lower)} to ${pct(v.confidence_interval.upper)}`}</td>
+            <td>{v.is_control ? '—' : pValue(v.p_value)}</td>
+            <td>{v.is_control ? '—' : pValue(v.adjusted_p_value)}</td>
+            <td>{v.is_control ? '—' : v.is_significant ? <Badge tone="success">significant</Badge> : <Badge tone="neutral">not significant</Badge>}</td>
+          </tr>
+        ))}
+      </DataTable>
+      <div className="grid-2">
+        <RateChart metric={metric} isConversion={isConversion} />
+        <LiftChart metric={metric} confidence={confidence} />
+      </div>
+    </>
   );
 }
 

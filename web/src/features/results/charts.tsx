@@ -4,7 +4,7 @@ import type { DailyResults, Results } from './hooks';
 
 type MetricResult = Results['metrics'][number];
 const COLORS = ['#4b5563', '#2563eb', '#d97706', '#7c3aed', '#0f766e', '#be123c'];
-const asPercent = (v: number) => `${(v * 100).toFixed(1)}%`;
+export const asPercent = (v: number) => `${(v * 100).toFixed(1)}%`;
 
 /** Rows for the lift chart: a treatment's interval (drawn as a range bar) and its point estimate. */
 export function liftRows(metric: MetricResult) {
@@ -46,16 +46,25 @@ interface IntervalShapeProps {
   y?: number;
   width?: number;
   height?: number;
-  payload?: ReturnType<typeof liftRows>[number];
+  payload?: IntervalRow;
+  higherIsBetter?: boolean;
+}
+
+const TONE_FILL = { better: '#15803d', worse: '#b91c1c', neutral: '#9ca3af' } as const;
+
+/** Green for a significant change the good way, red the bad way (for a metric where lower is better, a rise is bad). */
+export function intervalTone(row: Pick<IntervalRow, 'lift' | 'significant'>, higherIsBetter = true): keyof typeof TONE_FILL {
+  if (!row.significant || row.lift === 0) return 'neutral';
+  return row.lift > 0 === higherIsBetter ? 'better' : 'worse';
 }
 
 /** The interval as a bar from lower to upper bound, with a tick at the estimated lift. */
-function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload }: IntervalShapeProps) {
+function IntervalShape({ x = 0, y = 0, width = 0, height = 0, payload, higherIsBetter }: IntervalShapeProps) {
   if (!payload) return null;
   const [lower, upper] = payload.range;
   const span = upper - lower;
   const at = span > 0 ? x + (width * (payload.lift - lower)) / span : x;
-  const fill = !payload.significant ? '#9ca3af' : payload.lift > 0 ? '#15803d' : '#b91c1c';
+  const fill = TONE_FILL[intervalTone(payload, higherIsBetter)];
   return (
     <g className="interval">
       <rect x={x} y={y + height * 0.25} width={Math.max(width, 2)} height={height * 0.5} rx={3} fill={fill} fillOpacity={0.35} stroke={fill} />
@@ -92,33 +101,66 @@ export function RateChart({ metric, isConversion }: { metric: MetricResult; isCo
 }
 
 export function LiftChart({ metric, confidence }: { metric: MetricResult; confidence: number }) {
-  const data = liftRows(metric);
   const control = metric.variants.find((v) => v.is_control);
-  const label = `${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`;
-  if (data.length === 0 || !control || !control.mean) {
+  return (
+    <IntervalChart
+      label={`${metric.metric_name}: lift against control with ${Math.round(confidence * 100)}% confidence interval`}
+      caption={`Lift against control, with ${Math.round(confidence * 100)}% confidence interval`}
+      rows={control?.mean ? liftRows(metric) : []}
+      format={asPercent}
+      name="Lift"
+      empty={`Lift is measured against the control, so it appears once the control has ${control && control.sample_size > 0 ? 'conversions' : 'users'}.`}
+    />
+  );
+}
+
+export type IntervalRow = ReturnType<typeof liftRows>[number];
+
+/**
+ * Each treatment's estimate against the control drawn as a range bar over its confidence interval, with a tick at
+ * the estimate and a line at 0 (the lift chart, and the difference charts of metric library results).
+ */
+export function IntervalChart({
+  label,
+  caption,
+  rows,
+  format,
+  name,
+  empty,
+  higherIsBetter = true,
+}: {
+  label: string;
+  caption: string;
+  rows: IntervalRow[];
+  format(v: number): string;
+  name: string;
+  empty: string;
+  higherIsBetter?: boolean;
+}) {
+  if (rows.length === 0) {
     return (
       <figure className="chart" aria-label={label}>
-        <figcaption>Lift against control</figcaption>
-        <Empty title="No lift to show yet.">Lift is measured against the control, so it appears once the control has {control && control.sample_size > 0 ? 'conversions' : 'users'}.</Empty>
+        <figcaption>{caption}</figcaption>
+        <Empty title={`No ${name.toLowerCase()} to show yet.`}>{empty}</Empty>
       </figure>
     );
   }
   return (
     <figure className="chart" aria-label={label}>
-      <figcaption>Lift against control, with {Math.round(confidence * 100)}% confidence interval</figcaption>
+      <figcaption>{caption}</figcaption>
       <ResponsiveContainer width="100%" height={220}>
-        <BarChart data={data} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
+        <BarChart data={rows} layout="vertical" margin={{ top: 8, right: 24, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" horizontal={false} />
-          <XAxis type="number" tickFormatter={asPercent} domain={liftDomain(data)} />
+          <XAxis type="number" tickFormatter={format} domain={liftDomain(rows)} />
           <YAxis type="category" dataKey="name" width={96} />
           <ReferenceLine x={0} stroke="#111827" />
           <Tooltip
             formatter={(_v, _n, item) => {
-              const row = item.payload as ReturnType<typeof liftRows>[number];
-              return [`${asPercent(row.lift)} (${asPercent(row.range[0])} to ${asPercent(row.range[1])})`, 'Lift'];
+              const row = item.payload as IntervalRow;
+              return [`${format(row.lift)} (${format(row.range[0])} to ${format(row.range[1])})`, name];
             }}
           />
-          <Bar dataKey="range" name="Lift" isAnimationActive={false} barSize={28} shape={<IntervalShape />} />
+          <Bar dataKey="range" name={name} isAnimationActive={false} barSize={28} shape={<IntervalShape higherIsBetter={higherIsBetter} />} />
         </BarChart>
       </ResponsiveContainer>
     </figure>
