@@ -12,7 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { Driver, type Json, type TrackedEvent } from '../results/helpers.js';
+import { definitionEvents, Driver, type Json, type TrackedEvent } from '../results/helpers.js';
 import { get, post } from './flow.js';
 import { sqlTime } from './seed.js';
 
@@ -162,17 +162,7 @@ describe('metric library definitions in the warehouse analysis', () => {
     const treatment = exp.variants.find((v: Json) => !v.is_control).id;
     const users = Array.from({ length: 400 }, (_, i) => `u${i}`);
     const assigned = await d.assign(exp.key, users);
-    const tracked: TrackedEvent[] = [];
-    for (const [i, user] of users.entries()) {
-      const lift = assigned.get(user) === treatment ? 1 : 0;
-      for (let k = 0; k < 1 + ((i * 7) % 4); k++) tracked.push({ event_type: 'page_view', user_id: user, experiment_key: exp.key });
-      if ((i * 13) % 10 < 3 + lift) {
-        tracked.push({ event_type: 'purchase', user_id: user, experiment_key: exp.key });
-        tracked.push({ event_type: 'revenue', user_id: user, experiment_key: exp.key, value: (i % 17 === 0 ? 500 : 10 + ((i * 31) % 40)) + 5 * lift });
-      }
-      if (i % 5 !== 4) tracked.push({ event_type: 'load_time', user_id: user, experiment_key: exp.key, value: 100 + ((i * 37) % 400) + 30 * lift });
-      if (i % 9 === 0) tracked.push({ event_type: 'load_time', user_id: user, experiment_key: exp.key, value: 50 });
-    }
+    const tracked = definitionEvents(users, assigned, treatment, exp.key);
     await d.track(tracked);
     const names = new Map<string, string>(exp.variants.map((v: Json) => [v.id, v.name]));
     const exposures: Array<[string, string]> = [...assigned].map(([u, v]) => [u, names.get(v)!]);
