@@ -32,7 +32,8 @@ export function statsFromRows(
 ): DefinitionStats {
   const byArm = new Map(rows.map((r) => [num(r.arm), r]));
   const arms = new Map<string, DefinitionArm>();
-  let cap: number | null = null;
+  // An absolute cap is the definition's value even without rows, as in the in-database results.
+  let cap: number | null = def.kind !== 'proportion' && def.capping.type === 'absolute' ? def.capping.value : null;
   experiment.variants.forEach((v, i) => {
     const r = byArm.get(i);
     if (def.kind === 'quantile') {
@@ -46,7 +47,7 @@ export function statsFromRows(
       });
       return;
     }
-    if (r && r.cap !== null && r.cap !== undefined) cap = num(r.cap);
+    if (def.capping.type === 'percentile' && r && r.cap !== null && r.cap !== undefined) cap = num(r.cap);
     const users = r ? num(r.users) : 0;
     const arm: DefinitionArm = {
       users, withEvents: r ? num(r.with_events) : 0, capped: r ? num(r.capped) : 0, sum: r ? num(r.sum_x) : 0, sumSquares: r ? num(r.sum_x2) : 0,
@@ -61,11 +62,11 @@ export function statsFromRows(
 
 /** The definition's result: per variant its labels and the results' variant fields, and the results' definition block. */
 export function definitionMetricResult(
-  def: DefinitionSettings & { name?: string }, sourceId: string, experiment: ExperimentSnapshot, stats: DefinitionStats,
+  def: DefinitionSettings, sourceId: string, experiment: ExperimentSnapshot, stats: DefinitionStats,
   labels: { arms: ArmLabel[]; unmatched: string[] },
 ): DefinitionMetricResult {
   const variants = experiment.variants.map((v) => ({ id: v.id, name: v.name, is_control: v.isControl, traffic_allocation: v.trafficAllocation }));
-  const metric = { id: def.id, name: def.name ?? def.id, event_name: '', metric_type: def.kind, is_primary: false, expected_effect: null };
+  const metric = { id: def.id, name: def.id, event_name: '', metric_type: def.kind, is_primary: false, expected_effect: null };
   const options = { correction_method: (experiment.correctionMethod ?? 'benjamini_hochberg') as CorrectionMethod, confidence_level: experiment.confidenceLevel };
   const r = definitionResultFromStats(metric, def, variants, stats, options);
   return {
