@@ -211,6 +211,7 @@ export function createServices(deps: PlatformDeps) {
   const warehouse = createWarehouseService({
     db, audit, clock, config: config.warehouse,
     experiment: experimentFacts(experimentsReadModel.experiment),
+    definitions: metricDefinitions,
     onError: (error) => warehouseLog.error({ err: error }, 'warehouse run failed inside the platform'),
   });
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adjust, compareQuantiles, compareRatios, fisherExactTwoSided, quantileSummary, summaryFromSums, welchTTest } from '../../src/stats/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { Driver, type Json, type TrackedEvent } from './helpers.js';
+import { definitionEvents, Driver, type Json, type TrackedEvent } from './helpers.js';
 
 let t: TestApp;
 let dev: TestUser;
@@ -89,18 +89,7 @@ describe('results of metric library definitions', () => {
     treatment = exp.variants.find((v: Json) => !v.is_control).id;
     const users = Array.from({ length: 400 }, (_, i) => `u${i}`);
     assigned = await d.assign(exp.key, users);
-    events = [];
-    for (const [i, user] of users.entries()) {
-      const lift = assigned.get(user) === treatment ? 1 : 0;
-      for (let k = 0; k < 1 + ((i * 7) % 4); k++) events.push({ event_type: 'page_view', user_id: user, experiment_key: exp.key });
-      if ((i * 13) % 10 < 3 + lift) {
-        events.push({ event_type: 'purchase', user_id: user, experiment_key: exp.key });
-        // A few large orders, so that the 90th percentile cap touches users.
-        events.push({ event_type: 'revenue', user_id: user, experiment_key: exp.key, value: (i % 17 === 0 ? 500 : 10 + ((i * 31) % 40)) + 5 * lift });
-      }
-      if (i % 5 !== 4) events.push({ event_type: 'load_time', user_id: user, experiment_key: exp.key, value: 100 + ((i * 37) % 400) + 30 * lift });
-      if (i % 9 === 0) events.push({ event_type: 'load_time', user_id: user, experiment_key: exp.key, value: 50 });
-    }
+    events = definitionEvents(users, assigned, treatment, exp.key);
     // Events of users never assigned count nowhere.
     events.push({ event_type: 'revenue', user_id: 'stranger', experiment_key: exp.key, value: 99_999 });
     await d.track(events);

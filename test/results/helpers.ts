@@ -52,6 +52,27 @@ export class Driver {
   }
 }
 
+/**
+ * Events for metric library definitions (page views, purchases with revenue, load times) with a lift in `treatment`:
+ * a few large orders, so that a 90th percentile cap touches users, and users without load times.
+ */
+export function definitionEvents(users: string[], assigned: Map<string, string>, treatment: string, experimentKey: string): TrackedEvent[] {
+  const events: TrackedEvent[] = [];
+  const event = (event_type: string, user_id: string, value?: number) =>
+    events.push({ event_type, user_id, experiment_key: experimentKey, ...(value === undefined ? {} : { value }) });
+  for (const [i, user] of users.entries()) {
+    const lift = assigned.get(user) === treatment ? 1 : 0;
+    for (let k = 0; k < 1 + ((i * 7) % 4); k++) event('page_view', user);
+    if ((i * 13) % 10 < 3 + lift) {
+      event('purchase', user);
+      event('revenue', user, (i % 17 === 0 ? 500 : 10 + ((i * 31) % 40)) + 5 * lift);
+    }
+    if (i % 5 !== 4) event('load_time', user, 100 + ((i * 37) % 400) + 30 * lift);
+    if (i % 9 === 0) event('load_time', user, 50);
+  }
+  return events;
+}
+
 /** Expected per-variant sufficient statistics from what the test assigned and tracked. */
 export interface Arm {
   users: number;

@@ -1,10 +1,11 @@
 /** Previews and analyses: checks, the daily limit and the queue on the way in; the runs and their results on the way out. */
 import { randomUUID } from 'node:crypto';
+import type { DefinitionSettings } from '../../analysis/types.js';
 import type { Executor } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { WarehouseConnectionRow, WarehouseRunRow, WarehouseSourceRow } from '../../db/schema/warehouse.js';
 import type { Actor } from '../../platform/auth.js';
-import { DomainError, Unprocessable, type Loc } from '../../platform/errors.js';
+import { DomainError, Unprocessable, type Loc, type ValidationIssue } from '../../platform/errors.js';
 import { DAY_MS, PREVIEW_DAYS, type WarehouseAccess, type WarehouseContext } from './access.js';
 import { orderedWindow, parseWindowTime } from './checks.js';
 import { conflict, EXPERIMENT_NOT_FOUND, RUN_NOT_FOUND, SOURCE_NOT_FOUND, warehouseBusy } from './errors.js';
@@ -14,12 +15,17 @@ import type { PreviewBody, RunCreate, RunView } from './schemas.js';
 import type { ExperimentFacts } from './statistics.js';
 import type { createSources } from './sources.js';
 import * as store from './store.js';
-import { snapshotOf, toRunView, type RunDefinition } from './views.js';
+import { snapshotOf, toRunView, type DefinitionRun, type RunDefinition } from './views.js';
+
+/** Statements of an analysis besides the diagnostics one (spec limits). */
+const MAX_METRICS = 10;
 
 export interface AnalysesDeps {
   queue: RunQueue;
   sources: Pick<ReturnType<typeof createSources>, 'sourceOr404' | 'requireSourceRole'>;
   experiment(id: string): Promise<ExperimentFacts | undefined>;
+  /** The metric-definitions module's service: what each definition says to analyse, as stored now. */
+  definitions?: { analysisSettings(ids: string[]): Promise<DefinitionSettings[]> };
 }
 
 export function createAnalyses(ctx: WarehouseContext, access: WarehouseAccess, deps: AnalysesDeps) {
@@ -98,6 +104,46 @@ export function createAnalyses(ctx: WarehouseContext, access: WarehouseAccess, d
     return row;
   }
 
+  /** At least one metric and at most MAX_METRICS, inline and definitions together (spec limits: one statement each). */
+  function metricCount(body: RunCreate): void {
+    const count = body.metric_source_ids.length + (body.metric_definitions?.length ?? 0);
+    if (count === 0) throw new Unprocessable({ type: 'too_short', loc: ['body', 'metric_source_ids'], msg: 'List should have at least 1 item', ctx: { min_length: 1 } });
+    if (count > MAX_METRICS) {
+      throw new Unprocessable({
+        type: 'too_long', loc: ['body', 'metric_definitions'], msg: `At most ${MAX_METRICS} metrics in all (metric_source_ids and metric_definitions)`, ctx: { max_length: MAX_METRICS },
+      });
+    }
+  }
+
+  /**
+   * The definitions to analyse, read through the metric-definitions service as stored now (the run keeps them, with
+   * their version), each with its validated source: a metric source mapping event_name, and value where the
+   * definition sums values. 422 at the entry's field otherwise.
+   */
+  async function definitionMetrics(body: RunCreate, connectionId: string): Promise<DefinitionRun[]> {
+    const entries = body.metric_definitions ?? [];
+    if (entries.length === 0) return [];
+    const settings = new Map((await (deps.definitions?.analysisSettings(entries.map((e) => e.metric_definition_id)) ?? [])).map((d) => [d.id, d]));
+    const rows = new Map((await store.findSources(db, entries.map((e) => e.source_id))).map((s) => [s.id, s]));
+    const issues: ValidationIssue[] = [];
+    const out: DefinitionRun[] = [];
+    entries.forEach((entry, i) => {
+      const loc = (field: string): Loc => ['body', 'metric_definitions', i, field];
+      const definition = settings.get(entry.metric_definition_id);
+      if (!definition) issues.push({ type: 'value_error', loc: loc('metric_definition_id'), msg: 'Value error, Unknown metric definition' });
+      const source = validatedSource(rows.get(entry.source_id), 'metric', connectionId, loc('source_id'));
+      const reads = definition ? [definition.value, definition.numerator, definition.denominator] : [];
+      if (!source.columns.event_name) {
+        issues.push({ type: 'source_columns', loc: loc('source_id'), msg: 'The source maps no event_name column, so it cannot tell the definition\'s events apart' });
+      } else if (reads.some((a) => a?.aggregate === 'sum') && !source.columns.value) {
+        issues.push({ type: 'source_columns', loc: loc('source_id'), msg: 'The definition sums event values and the source maps no value column' });
+      }
+      if (definition) out.push({ settings: definition, source: snapshotOf(source) });
+    });
+    if (issues.length) throw new Unprocessable(issues);
+    return out;
+  }
+
   function previewWindow(body: PreviewBody): Window {
     const end = body.window_end ? parseWindowTime(body.window_end, ['body', 'window_end']) : clock.now();
     const start = body.window_start ? parseWindowTime(body.window_start, ['body', 'window_start']) : new Date(end.getTime() - PREVIEW_DAYS * DAY_MS);
@@ -120,9 +166,11 @@ export function createAnalyses(ctx: WarehouseContext, access: WarehouseAccess, d
       const experiment = await deps.experiment(experimentId);
       if (!experiment) throw EXPERIMENT_NOT_FOUND();
       const connection = await connectionOr404(body.connection_id);
+      metricCount(body);
       const sources = new Map((await store.findSources(db, [body.assignment_source_id, ...body.metric_source_ids])).map((s) => [s.id, s]));
       const assignment = validatedSource(sources.get(body.assignment_source_id), 'assignment', connection.id, ['body', 'assignment_source_id']);
       const metrics = body.metric_source_ids.map((sid, i) => validatedSource(sources.get(sid), 'metric', connection.id, ['body', 'metric_source_ids', i]));
+      const definitions = await definitionMetrics(body, connection.id);
       const variantIds = new Set(experiment.variants.map((v) => v.id));
       const variantMap = body.variant_map ?? {};
       const unknown = Object.entries(variantMap).filter(([, vid]) => !variantIds.has(vid));
@@ -142,6 +190,7 @@ export function createAnalyses(ctx: WarehouseContext, access: WarehouseAccess, d
         experiment: snapshot,
         assignment: snapshotOf(assignment),
         metrics: metrics.map(snapshotOf),
+        ...(definitions.length ? { definitions } : {}),
       };
       return enqueue(actor, connection.id, { kind: 'analysis', experimentId, definition: definition as unknown as Record<string, unknown> });
     },

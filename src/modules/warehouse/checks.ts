@@ -104,7 +104,7 @@ export function checkSource(type: WarehouseType, kind: 'assignment' | 'metric', 
     issues.push({ type: 'table_name', loc: ['body', 'table'], msg: `Expected a fully qualified ${rule.tableForm}, each part a valid identifier for this warehouse` });
   }
   const required = kind === 'assignment' ? ['unit_id', 'variant', 'exposed_at'] : ['unit_id', 'event_at', ...(source.metric_type === 'mean' ? ['value'] : [])];
-  const allowed = kind === 'assignment' ? required : ['unit_id', 'event_at', 'value'];
+  const allowed = kind === 'assignment' ? required : ['unit_id', 'event_at', 'value', 'event_name'];
   const columns = source.columns as Record<string, string | undefined>;
   for (const key of required) {
     if (!columns[key]) issues.push({ type: 'missing', loc: ['body', 'columns', key], msg: 'Field required' });

@@ -2,6 +2,8 @@
 import type { WarehouseRunRow } from '../../db/schema/warehouse.js';
 import { type WarehouseAccess, type WarehouseContext } from './access.js';
 import { metricResult, sampleRatioCheck, type LabelAggregate } from './statistics.js';
+import { armLabels, definitionMetricResult, statsFromRows } from './definition-results.js';
+import { definitionStatement, type EventSourcePlan } from './plan-definitions.js';
 import { WarehouseError, type WarehouseSession } from './connectors/types.js';
 import { DIALECTS } from './dialects/index.js';
 import { CREDENTIALS_REQUIRED_MESSAGE } from './errors.js';
@@ -18,7 +20,7 @@ import {
   type Window,
 } from './plan.js';
 import { INTERRUPTED, type RunOutcome } from './runs.js';
-import type { MetricResult, PreviewCounts } from './schemas.js';
+import type { DefinitionMetricResult, MetricResult, PreviewCounts } from './schemas.js';
 import * as store from './store.js';
 import type { Statement, WarehouseType } from './types.js';
 import { num, timeText, type RunDefinition, type SourceSnapshot } from './views.js';
@@ -47,6 +49,15 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
       metricType: s.metric_type ?? 'proportion',
       conversionWindowHours: s.conversion_window_hours,
       capValue: s.cap_value,
+    };
+  }
+
+  function eventSourcePlan(type: WarehouseType, s: SourceSnapshot): EventSourcePlan {
+    return {
+      table: parseTable(type, s.table)!,
+      columns: { unit_id: s.columns.unit_id, event_at: s.columns.event_at, event_name: s.columns.event_name, value: s.columns.value },
+      filters: filtersOf(s),
+      conversionWindowHours: s.conversion_window_hours,
     };
   }
 
@@ -136,11 +147,23 @@ export function createRunExecutor(ctx: WarehouseContext, access: Pick<WarehouseA
         });
         results.push(metricResult(metric.id, plan.metricType, aggregates, experiment, definition.variant_map));
       }
+      const definitionResults: DefinitionMetricResult[] = [];
+      const labels = armLabels(Object.keys(unitsPerLabel), experiment, definition.variant_map);
+      const unitsPerArm = experiment.variants.map((_, i) => labels.arms.filter((a) => a.arm === i).reduce((n, a) => n + unitsPerLabel[a.label], 0));
+      for (const { settings, source } of definition.definitions ?? []) {
+        // No label of any variant: nothing to analyse, and no statement to send.
+        const rows = labels.arms.length === 0 ? [] : await send(
+          'definition',
+          definitionStatement(dialect, assignment, eventSourcePlan(type, source), settings, labels.arms, window, experiment.confidenceLevel),
+          { metric_definition_id: settings.id, metric_source_id: source.id },
+        );
+        definitionResults.push(definitionMetricResult(settings, source.id, experiment, statsFromRows(settings, experiment, rows, unitsPerArm), labels));
+      }
       const earliest = diagnosticsRows.map((r) => timeText(r.earliest)).filter((t): t is string => t !== null).sort()[0] ?? null;
       const latest = diagnosticsRows.map((r) => timeText(r.latest)).filter((t): t is string => t !== null).sort().at(-1) ?? null;
       return {
         status: 'succeeded',
-        results,
+        results: [...results, ...definitionResults],
         srm: sampleRatioCheck(unitsPerLabel, experiment, definition.variant_map),
         diagnostics: { units_per_label: unitsPerLabel, excluded_multiple_variants: excluded, earliest_exposure: earliest, latest_exposure: latest, statements },
         sql: sent,

@@ -41,7 +41,7 @@ export interface Window {
 }
 
 /** Collects bound values in placeholder order; each use of a value is its own placeholder (positional dialects). */
-class Binder {
+export class Binder {
   readonly params: BoundParam[] = [];
   constructor(private readonly dialect: Dialect) {}
   bind(type: ParamType, value: BoundParam['value']): string {
@@ -56,12 +56,12 @@ function filterType(value: Filter['value']): ParamType {
   return 'text';
 }
 
-function tableName(d: Dialect, table: TableRef): string {
+export function tableName(d: Dialect, table: TableRef): string {
   return table.map((part) => d.quote(part)).join('.');
 }
 
 /** `time_col >= start AND time_col < end AND filters...` for one source table. */
-function whereClause(d: Dialect, b: Binder, timeColumn: string, filters: Filter[], window: Window, notNull: string[]): string {
+export function whereClause(d: Dialect, b: Binder, timeColumn: string, filters: Filter[], window: Window, notNull: string[]): string {
   const time = d.quote(timeColumn);
   const conditions = [
     `${time} >= ${d.timestamp(b.bind('timestamp', window.start))}`,
@@ -72,7 +72,7 @@ function whereClause(d: Dialect, b: Binder, timeColumn: string, filters: Filter[
   return conditions.join('\n    AND ');
 }
 
-function exposuresCte(d: Dialect, b: Binder, a: AssignmentSourcePlan, window: Window): string {
+export function exposuresCte(d: Dialect, b: Binder, a: AssignmentSourcePlan, window: Window): string {
   const { unit_id, variant, exposed_at } = a.columns;
   return `exposures AS (
   SELECT ${d.toText(d.quote(unit_id))} AS unit_id,
@@ -82,6 +82,14 @@ function exposuresCte(d: Dialect, b: Binder, a: AssignmentSourcePlan, window: Wi
   WHERE ${whereClause(d, b, exposed_at, a.filters, window, [unit_id, variant])}
 )`;
 }
+
+/** The analysed units: first exposure in the window, units seen under more than one label left out. */
+export const UNITS_CTE = `units AS (
+  SELECT unit_id, MIN(label) AS label, MIN(exposed_at) AS exposed_at
+  FROM exposures
+  GROUP BY unit_id
+  HAVING MIN(label) = MAX(label)
+)`;
 
 /** Diagnostics: units per label (first exposure, one variant only), units seen in several variants (label NULL). */
 export function diagnosticsStatement(d: Dialect, a: AssignmentSourcePlan, window: Window): Statement {
@@ -131,12 +139,7 @@ export function metricStatement(d: Dialect, a: AssignmentSourcePlan, m: MetricSo
       : 'COALESCE(total, 0)'
     : '0';
   const text = `WITH ${exposures},
-units AS (
-  SELECT unit_id, MIN(label) AS label, MIN(exposed_at) AS exposed_at
-  FROM exposures
-  GROUP BY unit_id
-  HAVING MIN(label) = MAX(label)
-),
+${UNITS_CTE},
 events AS (
   SELECT ${d.toText(d.quote(unit_id))} AS unit_id,
     ${d.quote(event_at)} AS event_at${valueColumn}

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { DateTime, JsonObject, Nullable, StringEnum, Uuid } from '../../platform/schemas.js';
+import { DefinitionResult, MetricResult as AnalysisMetricResult, VariantResult as AnalysisVariantResult } from '../../analysis/model.js';
 import { WAREHOUSE_TYPES } from './types.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -137,8 +138,13 @@ const SourceColumns = Type.Object(
     exposed_at: Type.Optional(ColumnName),
     event_at: Type.Optional(ColumnName),
     value: Type.Optional(ColumnName),
+    event_name: Type.Optional(ColumnName),
   },
-  { additionalProperties: false, description: 'Assignment sources: unit_id, variant, exposed_at. Metric sources: unit_id, event_at, value (mean)' },
+  {
+    additionalProperties: false,
+    description:
+      'Assignment sources: unit_id, variant, exposed_at. Metric sources: unit_id, event_at, value (mean), event_name (the column naming each row\'s event: needed to analyse metric library definitions)',
+  },
 );
 
 const SourceFields = {
@@ -224,11 +230,24 @@ export const PreviewBody = Type.Object(
 );
 export type PreviewBody = Static<typeof PreviewBody>;
 
+const DefinitionMetric = Type.Object(
+  {
+    metric_definition_id: Uuid(),
+    source_id: Uuid({ description: 'A validated metric source whose columns map event_name (and value for sum aggregates)' }),
+  },
+  { additionalProperties: false },
+);
+
 export const RunCreate = Type.Object(
   {
     connection_id: Uuid(),
     assignment_source_id: Uuid(),
-    metric_source_ids: Type.Array(Uuid(), { minItems: 1, maxItems: 10, uniqueItems: true }),
+    metric_source_ids: Type.Array(Uuid(), {
+      maxItems: 10, uniqueItems: true, description: 'At most 10 metrics with metric_definitions, and at least one metric in all',
+    }),
+    metric_definitions: Type.Optional(Type.Array(DefinitionMetric, {
+      maxItems: 10, description: 'Metric library definitions analysed per the definition, each on the events of a metric source',
+    })),
     window_start: Type.Optional(WindowTime),
     window_end: Type.Optional(WindowTime),
     variant_map: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Uuid(), { maxProperties: 51 })),
@@ -241,6 +260,12 @@ export const RunCreate = Type.Object(
       window_start: '2026-01-01T00:00:00Z',
       window_end: '2026-01-15T00:00:00Z',
       variant_map: { control: '0e1d2c3b-4a59-4687-9a8b-7c6d5e4f3a2b', treatment: '5f4e3d2c-1b0a-4998-8877-665544332211' },
+    },
+    {
+      connection_id: '3f1c2a9e-8b4d-4c6a-9e2f-5d7b1a0c4e81',
+      assignment_source_id: '9a0b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+      metric_source_ids: [],
+      metric_definitions: [{ metric_definition_id: '7b6a5f4e-3d2c-4b1a-9f8e-7d6c5b4a3f2e', source_id: 'c4d3e2f1-a0b9-4c8d-9e7f-6a5b4c3d2e1f' }],
     },
   ] },
 );
@@ -266,6 +291,16 @@ export const MetricResult = Type.Object({
 });
 export type MetricResult = Static<typeof MetricResult>;
 
+export const DefinitionMetricResult = Type.Object({
+  metric_definition_id: Uuid(),
+  metric_source_id: Uuid(),
+  test: AnalysisMetricResult.properties.test,
+  variants: Type.Array(Type.Object({ ...AnalysisVariantResult.properties, label: Nullable(Type.String({ description: 'The labels pooled into the variant' })) })),
+  unmatched_labels: Type.Array(Type.String(), { description: 'Labels of no variant of the experiment (not analysed)' }),
+  definition: DefinitionResult,
+}, { description: 'A metric library definition analysed on warehouse aggregates, as the in-database results analyse it (docs/statistics.md)' });
+export type DefinitionMetricResult = Static<typeof DefinitionMetricResult>;
+
 export const PreviewCounts = Type.Object({
   rows: Type.Integer(),
   units: Type.Integer(),
@@ -290,6 +325,7 @@ export const RunView = Type.Object({
   error_code: Nullable(Type.String()),
   error_message: Nullable(Type.String()),
   results: Nullable(Type.Array(MetricResult)),
+  definition_results: Nullable(Type.Array(DefinitionMetricResult, { description: 'The metric_definitions of an analysis; null before it succeeds and for previews' })),
   srm: Nullable(JsonObject()),
   diagnostics: Nullable(JsonObject()),
   preview: Nullable(PreviewCounts),

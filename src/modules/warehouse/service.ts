@@ -8,7 +8,7 @@ import type { AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Experiment } from '../experiments/read-model.js';
 import { createWarehouseAccess, type WarehouseContext } from './access.js';
-import { createAnalyses } from './analysis-requests.js';
+import { createAnalyses, type AnalysesDeps } from './analysis-requests.js';
 import type { ExperimentFacts } from './statistics.js';
 
 export type { ExperimentFacts };
@@ -29,6 +29,8 @@ export interface WarehouseDeps {
   config: WarehouseConfig;
   /** undefined when the experiment does not exist. */
   experiment(id: string): Promise<ExperimentFacts | undefined>;
+  /** The metric-definitions module's service (definition-backed metrics); without it every definition is unknown. */
+  definitions?: AnalysesDeps['definitions'];
   drivers?: Record<WarehouseType, Driver>;
   /** DNS for the outbound guard (default: the system's, as sockets resolve). */
   resolve?: Resolver;
@@ -64,7 +66,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
     queue,
     ...createConnections(ctx, access),
     ...sources,
-    ...createAnalyses(ctx, access, { queue, sources: { sourceOr404, requireSourceRole }, experiment: deps.experiment }),
+    ...createAnalyses(ctx, access, { queue, sources: { sourceOr404, requireSourceRole }, experiment: deps.experiment, definitions: deps.definitions }),
 
     /** Scheduler tick: fail runs whose worker is gone, then look for queued work. */
     async tick(now: Date): Promise<void> {
@@ -93,6 +95,7 @@ export function experimentFacts(read: (id: string) => Promise<Experiment | undef
     return {
       type: e.experimentType,
       confidenceLevel: e.confidenceLevel,
+      correctionMethod: e.correctionMethod,
       startDate: e.startDate,
       endDate: e.endDate,
       variants: e.variants.map((v) => ({ id: v.id, name: v.name, isControl: v.isControl, trafficAllocation: v.trafficAllocation })),

@@ -9,6 +9,8 @@ import type { MetricResult, VariantResult } from './schemas.js';
 export interface ExperimentSnapshot {
   type: string;
   confidenceLevel: number;
+  /** The experiment's correction over its treatments (definition results); absent in runs asked for before it was kept. */
+  correctionMethod?: string;
   variants: Array<{ id: string; name: string; isControl: boolean; trafficAllocation: number }>;
 }
 

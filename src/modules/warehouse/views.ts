@@ -1,7 +1,8 @@
 /** What runs store of their definition and sources, and the response shapes of sources and runs (pure). */
 import type { WarehouseRunRow, WarehouseSourceRow } from '../../db/schema/warehouse.js';
+import type { DefinitionSettings } from '../../analysis/types.js';
 import type { ExperimentSnapshot } from './statistics.js';
-import type { MetricResult, PreviewCounts, RunView, SourceView } from './schemas.js';
+import type { DefinitionMetricResult, MetricResult, PreviewCounts, RunView, SourceView } from './schemas.js';
 
 export interface RunDefinition {
   window: { start: string; end: string };
@@ -9,7 +10,14 @@ export interface RunDefinition {
   experiment?: ExperimentSnapshot;
   assignment?: SourceSnapshot;
   metrics?: SourceSnapshot[];
+  /** Metric library definitions, as stored when the run was asked for, each with the source of its events. */
+  definitions?: DefinitionRun[];
   source?: SourceSnapshot;
+}
+
+export interface DefinitionRun {
+  settings: DefinitionSettings;
+  source: SourceSnapshot;
 }
 
 /** What a run keeps of a source: enough to re-read what it measured after the source changes or goes. */
@@ -65,6 +73,7 @@ export function snapshotOf(row: WarehouseSourceRow): SourceSnapshot {
 
 export function toRunView(row: WarehouseRunRow): RunView {
   const definition = row.definition as unknown as RunDefinition;
+  const results = row.results as Array<MetricResult | DefinitionMetricResult> | null;
   return {
     id: row.id,
     experiment_id: row.experimentId,
@@ -79,7 +88,9 @@ export function toRunView(row: WarehouseRunRow): RunView {
     finished_at: iso(row.finishedAt),
     error_code: row.errorCode,
     error_message: row.errorMessage,
-    results: (row.results as MetricResult[] | null) ?? null,
+    // Definition results are kept in the same column, told apart by their metric_definition_id.
+    results: results ? (results.filter((r) => !('metric_definition_id' in r)) as MetricResult[]) : null,
+    definition_results: results ? (results.filter((r) => 'metric_definition_id' in r) as DefinitionMetricResult[]) : null,
     srm: row.srm ?? null,
     diagnostics: row.diagnostics ?? null,
     preview: (row.preview as PreviewCounts | null) ?? null,

@@ -17,6 +17,14 @@ export interface Dialect {
   toFloat(expr: string): string;
   /** The first `length` characters of a text expression. */
   prefix(expr: string, length: number): string;
+  /**
+   * The exact p-th percentile of `expr` by linear interpolation between order statistics (Hyndman & Fan type 7,
+   * numpy's default, as src/stats/capping.ts computes it) as an aggregate; null where the warehouse has it only as an
+   * analytic function (`percentileOver`). `p` is the text of a number literal in (0, 1).
+   */
+  percentile: ((expr: string, p: string) => string) | null;
+  /** The same as an analytic function over `partition` (a column, or '' for every row); null where not needed. */
+  percentileOver: ((expr: string, p: string, partition: string) => string) | null;
 }
 
 const doubleQuote = (identifier: string) => `"${identifier}"`;
@@ -30,6 +38,9 @@ export const baseDialect: Dialect = {
   toText: (expr) => `CAST(${expr} AS VARCHAR)`,
   toFloat: (expr) => `CAST(${expr} AS DOUBLE PRECISION)`,
   prefix: (expr, length) => `SUBSTRING(${expr}, 1, ${length})`,
+  // The SQL standard's ordered-set aggregate: Postgres, DuckDB, Redshift, Snowflake and Databricks SQL.
+  percentile: (expr, p) => `PERCENTILE_CONT(${p}) WITHIN GROUP (ORDER BY ${expr})`,
+  percentileOver: null,
 };
 
 export function createDialect(overrides: Partial<Dialect>): Dialect {

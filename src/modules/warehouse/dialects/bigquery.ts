@@ -9,4 +9,7 @@ export const bigqueryDialect = createDialect({
   toText: (expr) => `CAST(${expr} AS STRING)`,
   toFloat: (expr) => `CAST(${expr} AS FLOAT64)`,
   prefix: (expr, length) => `SUBSTR(${expr}, 1, ${length})`,
+  // PERCENTILE_CONT is an analytic function only in BigQuery (APPROX_QUANTILES is approximate).
+  percentile: null,
+  percentileOver: (expr, p, partition) => `PERCENTILE_CONT(${expr}, ${p}) OVER (${partition ? `PARTITION BY ${partition}` : ''})`,
 });

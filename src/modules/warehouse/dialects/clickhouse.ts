@@ -18,4 +18,6 @@ export const clickhouseDialect = createDialect({
   toText: (expr) => `toString(${expr})`,
   toFloat: (expr) => `toFloat64(${expr})`,
   prefix: (expr, length) => `substringUTF8(${expr}, 1, ${length})`,
+  // Exact, interpolated as Excel's PERCENTILE.INC (type 7); quantile() and quantileExact() are not.
+  percentile: (expr, p) => `quantileExactInclusive(${p})(${expr})`,
 });
