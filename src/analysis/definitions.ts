@@ -7,7 +7,9 @@
  *   quantile:   the p-th quantile of the per-user values of users with at least one event (compareQuantiles).
  * Treatments' p-values are corrected together with the stored method, as for every metric.
  */
-import { adjust, capGroups, compareQuantiles, compareRatios, quantileSummary, welchTTest, summaryFromSums } from '../stats/index.js';
+import {
+  adjust, capGroups, compareQuantiles, compareRatios, quantileSummary, welchTTest, summaryFromSums, type QuantileSummary, type RatioStats,
+} from '../stats/index.js';
 import type { CorrectionMethod } from './domain.js';
 import { alphaFor, finite, variantResults, type MetricKind } from './compare.js';
 import type { DefinitionResult, MetricResult, VariantResult } from './model.js';
@@ -136,23 +138,91 @@ function fromStats(
   return { p_value: c.p_value, difference: c.difference, difference_ci: [c.ci_lower, c.ci_upper], relative, relative_ci: [c.relative_ci_lower, c.relative_ci_upper], reason: c.reason };
 }
 
+/**
+ * What a definition's analysis needs of one variant: sufficient statistics, so that per-user values (results, below)
+ * and aggregates computed elsewhere (the warehouse's SQL) go through the same comparison code.
+ */
+export interface DefinitionArm {
+  /** analysed users */
+  users: number;
+  /** proportion: users with an event; mean and ratio: users whose (numerator) value is above 0; quantile: users with an event */
+  withEvents: number;
+  /** users whose value was above the cap */
+  capped: number;
+  /** proportion and mean: sum and sum of squares of the (capped) per-user values of every analysed user */
+  sum: number;
+  sumSquares: number;
+  /** ratio: the sufficient statistics of the capped numerator and the denominator */
+  ratio?: RatioStats;
+  /** quantile: the summary of the users with events (null without any) */
+  quantile?: QuantileSummary | null;
+}
+
+/** Per variant id, its statistics; `cap` the cap applied (null without capping or values). */
+export interface DefinitionStats {
+  cap: number | null;
+  arms: Map<string, DefinitionArm>;
+}
+
+const NO_ARM: DefinitionArm = { users: 0, withEvents: 0, capped: 0, sum: 0, sumSquares: 0 };
+const armOf = (stats: DefinitionStats, id: string) => stats.arms.get(id) ?? NO_ARM;
+const cappedUsers = (stats: DefinitionStats) => [...stats.arms.values()].reduce((n, a) => n + a.capped, 0);
+
+/**
+ * The per-user values' statistics: proportion and mean capped (pooled percentile over every analysed user's value,
+ * zeros included), ratio with its numerator capped, quantile summarised over the users with events.
+ */
+export function definitionStatsFromValues(
+  d: DefinitionSettings, variants: readonly Variant[], values: VariantUserValues[], confidenceLevel: number,
+): DefinitionStats {
+  const data = new Map(values.map((v) => [v.variantId, v]));
+  const withEvents = (id: string) => (data.get(id)?.rows ?? []).filter((r) => r[0] > 0).length;
+  if (d.kind === 'quantile') {
+    return {
+      cap: null,
+      arms: new Map(variants.map((v) => [v.id, {
+        ...NO_ARM, users: data.get(v.id)?.users ?? 0, withEvents: data.get(v.id)?.rows.length ?? 0,
+        quantile: quantileSummary(perUser(data.get(v.id), 0, false), d.quantile!, confidenceLevel),
+      }])),
+    };
+  }
+  if (d.kind === 'ratio') {
+    const xs = variants.map((v) => perUser(data.get(v.id), 0, true));
+    const ys = variants.map((v) => perUser(data.get(v.id), 1, true));
+    const capped = capGroups(xs, d.capping);
+    return {
+      cap: capped?.cap ?? null,
+      arms: new Map(variants.map((v, i) => {
+        const x = capped?.groups[i].values ?? xs[i];
+        const y = ys[i];
+        const ratioStats = { n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) };
+        return [v.id, { ...NO_ARM, users: x.length, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, ratio: ratioStats }];
+      })),
+    };
+  }
+  const isValue = d.kind === 'mean';
+  const groups = variants.map((v) => perUser(data.get(v.id), 0, isValue));
+  const capped = capGroups(groups, isValue ? d.capping : { type: 'none' });
+  return {
+    cap: capped?.cap ?? null,
+    arms: new Map(variants.map((v, i) => {
+      const xs = capped?.groups[i].values ?? groups[i];
+      return [v.id, { users: data.get(v.id)?.users ?? 0, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, sum: sum(xs), sumSquares: sumSq(xs) }];
+    })),
+  };
+}
+
 /** proportion and mean: the inline metrics' tests (Fisher, Welch) on the definition's per-user values, capped. */
-function meanLike(
-  d: DefinitionSettings, variants: readonly Variant[], data: Map<string, VariantUserValues>, method: CorrectionMethod, level: number,
-) {
+function meanLike(d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
   const kind: MetricKind = d.kind === 'proportion' ? 'conversion' : 'value';
-  const groups = variants.map((v) => perUser(data.get(v.id), 0, kind === 'value'));
-  const capped = capGroups(groups, kind === 'value' ? d.capping : { type: 'none' });
   const totals = new Map<string, ArmTotals>();
   const arms = new Map<string, { n: number; withEvents: number; value: number | null; capped: number }>();
-  variants.forEach((v, i) => {
-    const arm = data.get(v.id);
-    const values = capped?.groups[i].values ?? groups[i];
-    const converters = (arm?.rows ?? []).filter((r) => r[0] > 0).length;
-    const n = arm?.users ?? 0;
-    totals.set(v.id, { users: n, converters, eventCount: 0, countSquares: 0, valueSum: sum(values), valueSquares: sumSq(values) });
-    arms.set(v.id, { n, withEvents: converters, value: n === 0 ? null : kind === 'conversion' ? converters / n : sum(values) / n, capped: capped?.groups[i].capped_count ?? 0 });
-  });
+  for (const v of variants) {
+    const a = armOf(stats, v.id);
+    const n = a.users;
+    totals.set(v.id, { users: n, converters: a.withEvents, eventCount: 0, countSquares: 0, valueSum: a.sum, valueSquares: a.sumSquares });
+    arms.set(v.id, { n, withEvents: a.withEvents, value: n === 0 ? null : kind === 'conversion' ? a.withEvents / n : a.sum / n, capped: a.capped });
+  }
   // The inline tests give p-values and relative lifts; the absolute difference and its interval are added here.
   const inline = variantResults(kind, variants, totals, method, level);
   const control = variants.find((v) => v.is_control);
@@ -176,50 +246,40 @@ function meanLike(
       });
     }
   }
-  return { ...assemble(variants, arms, comparisons, method, level), cap: capped?.cap ?? null, cappedUsers: capped?.capped_count ?? 0 };
+  return assemble(variants, arms, comparisons, method, level);
 }
 
 /** ratio: the delta method on per-user (capped numerator, denominator) sums. */
-function ratio(
-  d: DefinitionSettings, variants: readonly Variant[], data: Map<string, VariantUserValues>, method: CorrectionMethod, level: number,
-) {
-  const xs = variants.map((v) => perUser(data.get(v.id), 0, true));
-  const ys = variants.map((v) => perUser(data.get(v.id), 1, true));
-  const capped = capGroups(xs, d.capping);
-  const stats = new Map(variants.map((v, i) => {
-    const x = capped?.groups[i].values ?? xs[i];
-    const y = ys[i];
-    return [v.id, { n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) }];
-  }));
-  const arms = new Map(variants.map((v, i) => {
-    const s = stats.get(v.id)!;
-    const withEvents = (data.get(v.id)?.rows ?? []).filter((r) => r[0] > 0).length;
-    return [v.id, { n: s.n, withEvents, value: s.sum_y === 0 ? null : s.sum_x / s.sum_y, capped: capped?.groups[i].capped_count ?? 0 }];
+function ratio(_d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
+  const none: RatioStats = { n: 0, sum_x: 0, sum_y: 0, sum_x2: 0, sum_y2: 0, sum_xy: 0 };
+  const ratioOf = (id: string) => armOf(stats, id).ratio ?? none;
+  const arms = new Map(variants.map((v) => {
+    const a = armOf(stats, v.id);
+    const s = ratioOf(v.id);
+    return [v.id, { n: s.n, withEvents: a.withEvents, value: s.sum_y === 0 ? null : s.sum_x / s.sum_y, capped: a.capped }];
   }));
   const comparisons = eachTreatment(variants, (c, t) => {
-    const r = compareRatios(stats.get(c)!, stats.get(t)!, level);
+    const r = compareRatios(ratioOf(c), ratioOf(t), level);
     return fromStats(r, r.relative_lift);
   });
-  return { ...assemble(variants, arms, comparisons, method, level), cap: capped?.cap ?? null, cappedUsers: capped?.capped_count ?? 0 };
+  return assemble(variants, arms, comparisons, method, level);
 }
 
 /** quantile: the order-statistic summaries of users with events, compared by the asymptotic method. */
-function quantile(
-  d: DefinitionSettings, variants: readonly Variant[], data: Map<string, VariantUserValues>, method: CorrectionMethod, level: number,
-) {
+function quantile(d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
   const p = d.quantile!;
-  const summaries = new Map(variants.map((v) => [v.id, quantileSummary(perUser(data.get(v.id), 0, false), p, level)]));
-  const arms = new Map(variants.map((v) => [v.id, {
-    n: data.get(v.id)?.users ?? 0, withEvents: data.get(v.id)?.rows.length ?? 0, value: summaries.get(v.id)?.quantile ?? null, capped: 0,
-  }]));
+  const arms = new Map(variants.map((v) => {
+    const a = armOf(stats, v.id);
+    return [v.id, { n: a.users, withEvents: a.withEvents, value: a.quantile?.quantile ?? null, capped: 0 }];
+  }));
   const comparisons = eachTreatment(variants, (c, t) => {
-    const sc = summaries.get(c);
-    const st = summaries.get(t);
+    const sc = armOf(stats, c).quantile;
+    const st = armOf(stats, t).quantile;
     if (!sc || !st) return { p_value: 1, difference: null, difference_ci: [null, null], relative: null, relative_ci: [null, null], reason: 'insufficient_data' };
     const q = compareQuantiles(sc, st, p, level);
     return fromStats(q, q.relative_difference);
   });
-  return { ...assemble(variants, arms, comparisons, method, level), cap: null, cappedUsers: 0 };
+  return assemble(variants, arms, comparisons, method, level);
 }
 
 const TEST_OF_KIND: Record<DefinitionSettings['kind'], MetricResult['test']> = {
@@ -231,9 +291,16 @@ export function definitionMetricResult(
   m: Metric, d: DefinitionSettings, values: VariantUserValues[], variants: readonly Variant[],
   options: { correction_method: CorrectionMethod; confidence_level: number },
 ): MetricResult {
-  const data = new Map(values.map((v) => [v.variantId, v]));
+  return definitionResultFromStats(m, d, variants, definitionStatsFromValues(d, variants, values, options.confidence_level), options);
+}
+
+/** As definitionMetricResult, from the variants' sufficient statistics (the warehouse analysis computes them in SQL). */
+export function definitionResultFromStats(
+  m: Metric, d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats,
+  options: { correction_method: CorrectionMethod; confidence_level: number },
+): MetricResult {
   const analyse = d.kind === 'ratio' ? ratio : d.kind === 'quantile' ? quantile : meanLike;
-  const r = analyse(d, variants, data, options.correction_method, options.confidence_level);
+  const r = analyse(d, variants, stats, options.correction_method, options.confidence_level);
   const takesCap = d.kind === 'mean' || d.kind === 'ratio';
   return {
     ...metricHeader(m),
@@ -249,7 +316,7 @@ export function definitionMetricResult(
       denominator: d.denominator,
       quantile: d.quantile,
       capping: takesCap && d.capping.type !== 'none' ? {
-        type: d.capping.type, p: d.capping.type === 'percentile' ? d.capping.p : null, cap: finite(r.cap), users_capped: r.cappedUsers,
+        type: d.capping.type, p: d.capping.type === 'percentile' ? d.capping.p : null, cap: finite(stats.cap), users_capped: cappedUsers(stats),
       } : null,
       sequential_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : 'primary_conversion_only',
       cuped_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : 'not_implemented_for_definitions',
