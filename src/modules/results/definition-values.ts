@@ -4,7 +4,7 @@
  * totals at the end of the pass, one snapshot with the day deltas) when every event they read is a metric's event;
  * otherwise (rolled-up metrics, events no metric names, a cached snapshot) they are read in a pass of their own.
  */
-import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
+import { aggregatesOf, combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
 import type { DefinitionInputs } from '../../analysis/payload.js';
 import type { AssignmentDay, DefinitionSettings, EventAggregate, VariantUserValues } from '../../analysis/types.js';
 import type { Executor } from '../../db/client.js';
@@ -35,30 +35,43 @@ export function sinkFor(e: AnalysedExperiment, named: Named): UserTotalsSink | u
 }
 
 /**
- * The rows `armStats.userValues` gives, from the passes' user totals: per variant, one row per user with a counted event
- * of an aggregate's event (the excluded left out), in the aggregates' order; the analysed users from the assignments.
+ * One definition's per-user values from the passes' user totals, as `projectUserValues` gives them from a read of its
+ * own: per variant, one row per user with a counted event of one of its events (the excluded left out), its
+ * aggregates in order (0 for an event the user has none of). A definition of one event needs no pairing of users.
  */
 export function valuesFromTotals(
-  variants: ReadonlyArray<{ id: string }>, aggregates: EventAggregate[], totals: Map<string, UserTotals[]>, excluded: string[],
-  assignments: AssignmentDay[],
+  variants: ReadonlyArray<{ id: string }>, d: DefinitionSettings, totals: Map<string, UserTotals[]>, excluded: string[],
+  analysed: Map<string, number>,
 ): VariantUserValues[] {
+  const own = aggregatesOf(d);
   const left = new Set(excluded);
-  const users = new Map<string, { variantId: string; row: number[] }>();
-  aggregates.forEach((a, i) => {
-    for (const part of totals.get(a.event_name) ?? []) {
-      const values = a.aggregate === 'count' ? part.counts : part.sums!;
+  const rows = new Map(variants.map((v) => [v.id, [] as number[][]]));
+  const column = (a: EventAggregate, part: UserTotals) => (a.aggregate === 'count' ? part.counts : part.sums!);
+  if (new Set(own.map((a) => a.event_name)).size === 1) {
+    for (const part of totals.get(own[0].event_name) ?? []) {
+      const into = rows.get(part.variantId);
+      const columns = own.map((a) => column(a, part));
       part.userIds.forEach((id, k) => {
-        if (left.has(id)) return;
-        let user = users.get(id);
-        if (!user) users.set(id, (user = { variantId: part.variantId, row: new Array<number>(aggregates.length).fill(0) }));
-        user.row[i] = values[k];
+        if (into && !left.has(id)) into.push(columns.map((c) => c[k]));
       });
     }
-  });
-  const rows = new Map(variants.map((v) => [v.id, [] as number[][]]));
-  for (const u of users.values()) rows.get(u.variantId)?.push(u.row);
-  const analysed = new Map<string, number>();
-  for (const d of assignments) analysed.set(d.variantId, (analysed.get(d.variantId) ?? 0) + d.users);
+  } else {
+    const users = new Map<string, number[]>();
+    own.forEach((a, i) => {
+      for (const part of totals.get(a.event_name) ?? []) {
+        const values = column(a, part);
+        part.userIds.forEach((id, k) => {
+          if (left.has(id)) return;
+          let row = users.get(id);
+          if (!row) {
+            users.set(id, (row = new Array<number>(own.length).fill(0)));
+            rows.get(part.variantId)?.push(row);
+          }
+          row[i] = values[k];
+        });
+      }
+    });
+  }
   return variants.map((v) => ({ variantId: v.id, users: analysed.get(v.id) ?? 0, rows: rows.get(v.id)! }));
 }
 
@@ -77,10 +90,15 @@ export async function definitionInputs(
     for (const n of named) out.set(n.metricId, { definition: n.definition, values: [] });
     return out;
   }
-  const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
   const { totals, excluded } = fromPasses?.sink ?? {};
-  const values = totals && excluded ? valuesFromTotals(e.variants, aggregates, totals, excluded, fromPasses!.assignments)
-    : await reader.consistentRead(e, async (tx, _marks, left, fork): Promise<VariantUserValues[]> => {
+  if (totals && excluded) {
+    const analysed = new Map<string, number>();
+    for (const d of fromPasses!.assignments) analysed.set(d.variantId, (analysed.get(d.variantId) ?? 0) + d.users);
+    for (const n of named) out.set(n.metricId, { definition: n.definition, values: valuesFromTotals(e.variants, n.definition, totals, excluded, analysed) });
+    return out;
+  }
+  const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
+  const values = await reader.consistentRead(e, async (tx, _marks, left, fork): Promise<VariantUserValues[]> => {
       const ranges = parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
       const parts: Array<Map<string, number[][]>> = [];
       let users = new Map<string, number>();

@@ -137,8 +137,8 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
     // A user's totals are those of their last event (no next row in the window): gathered per group, one entry per user.
     const sums = values || userTotals?.sums === true;
     const totals = userTotals === undefined ? sql`` : sql`,
-      array_agg(user_id) FILTER (WHERE last) AS user_ids, array_agg(n::float8) FILTER (WHERE last) AS user_counts,
-      ${userTotals.sums ? sql`array_agg(s::float8) FILTER (WHERE last)` : sql`NULL::float8[]`} AS user_sums`;
+      json_agg(user_id) FILTER (WHERE last) AS user_ids, json_agg(n) FILTER (WHERE last) AS user_counts,
+      ${userTotals.sums ? sql`json_agg(s::float8) FILTER (WHERE last)` : sql`NULL::json`} AS user_sums`;
     // The event name is a constant of each pass: kept out of the window and the grouping, which run per event.
     return sql.join(eventNames.map((name) => sql`
       SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)}${totals} FROM (
