@@ -3,11 +3,14 @@
  * experiment with the reference's two inline metrics, against the same computation with one ratio and one p90 metric of
  * the metric library added, on the same data. Two experiments hold identical assignments and events (the second a copy
  * of the first under its own id); their GETs alternate, in turn order swapped every round.
+ * Each GET's time and its CPU time (the service's process and its PostgreSQL backends, from /proc: Linux, the database
+ * on this machine), which a shared machine disturbs far less.
  * Run: npm run build && BENCH_SCALE=0.1 npx tsx bench/results-definitions.ts   (target: with / without <= 1.5)
  */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
-import { api, BENCH_DATABASE_URL, machine, signIn, startServer } from './lib.js';
+import { api, BENCH_DATABASE_URL, cpuSeconds, machine, signIn, startServer } from './lib.js';
 import { loadResultsData } from './results-data.js';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -18,6 +21,27 @@ const DAYS = 14;
 const server = await startServer({ RESULTS_READ_TIMEOUT_MS: '600000' });
 const client = new pg.Client({ connectionString: BENCH_DATABASE_URL });
 await client.connect();
+
+/** CPU seconds of a process (Linux /proc; 0 once it is gone). */
+const cpuOf = (pid: number) => { try { return cpuSeconds(pid); } catch { return 0; } };
+/**
+ * CPU seconds used so far by the service and by each of its PostgreSQL backends (the server processes whose client
+ * ports are the service's sockets to PostgreSQL): on a shared machine the CPU a GET costs moves far less than its time.
+ */
+async function serviceCpu(): Promise<{ service: number; backends: Map<number, number> }> {
+  const service = cpuOf(server.pid);
+  const inodes = new Set(readdirSync(`/proc/${server.pid}/fd`).flatMap((fd) => {
+    try { return [/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${server.pid}/fd/${fd}`))?.[1] ?? '']; } catch { return []; }
+  }));
+  const ports = ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((f) => readFileSync(f, 'utf8').split('\n').slice(1).flatMap((line) => {
+    const cols = line.trim().split(/\s+/);
+    return cols.length > 9 && inodes.has(cols[9]) ? [parseInt(cols[1].split(':')[1], 16)] : [];
+  }));
+  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [ports]);
+  return { service, backends: new Map(rows.map((r) => [r.pid, cpuOf(r.pid)])) };
+}
+const cpuBetween = (a: Awaited<ReturnType<typeof serviceCpu>>, b: Awaited<ReturnType<typeof serviceCpu>>) =>
+  (b.service - a.service) + [...b.backends].reduce((sum, [pid, cpu]) => sum + cpu - (a.backends.get(pid) ?? 0), 0);
 type Experiment = { id: string; variants: Array<{ id: string }> };
 try {
   const { bearer } = await signIn(server.base);
@@ -62,18 +86,23 @@ try {
 
   // use_cache=false with the scheduler off: every GET is a first computation (no rollup; a GET never writes).
   const get = async (e: Experiment) => {
+    const cpu = await serviceCpu();
     const start = performance.now();
     await api(server.base, 'GET', `/api/v1/results/${e.id}?use_cache=false`, undefined, bearer);
-    return performance.now() - start;
+    const ms = performance.now() - start;
+    const after = await serviceCpu();
+    if (process.env.BENCH_SPLIT) console.log(e.id.slice(0, 4), 'service', (1000 * (after.service - cpu.service)).toFixed(0), 'all', (1000 * cpuBetween(cpu, after)).toFixed(0));
+    return { ms, cpu: 1000 * cpuBetween(cpu, after) };
   };
   await get(without);
   await get(withDefs);
   const rows: string[] = [];
   const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round += 1) {
     const load = os.loadavg()[0].toFixed(1);
-    let a: number;
-    let b: number;
+    let a: { ms: number; cpu: number };
+    let b: { ms: number; cpu: number };
     if (round % 2 === 1) {
       a = await get(without);
       b = await get(withDefs);
@@ -81,13 +110,14 @@ try {
       b = await get(withDefs);
       a = await get(without);
     }
-    ratios.push(b / a);
-    rows.push(`| ${round} | ${round % 2 === 1 ? 'without first' : 'with first'} | ${a.toFixed(0)} | ${b.toFixed(0)} | **${(b / a).toFixed(2)}** | ${load} |`);
+    ratios.push(b.ms / a.ms);
+    cpuRatios.push(b.cpu / a.cpu);
+    rows.push(`| ${round} | ${round % 2 === 1 ? 'without first' : 'with first'} | ${a.ms.toFixed(0)} | ${b.ms.toFixed(0)} | **${(b.ms / a.ms).toFixed(2)}** | ${a.cpu.toFixed(0)} | ${b.cpu.toFixed(0)} | **${(b.cpu / a.cpu).toFixed(2)}** | ${load} |`);
     console.log(rows[rows.length - 1]);
   }
-  const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)];
-  console.log(`\nMachine: ${machine()}; ${USERS} users, ${3 * USERS} events per experiment; median ratio ${median.toFixed(2)}`);
-  console.log('| round | order | without (ms) | with ratio + p90 (ms) | with / without | load (1 min) |\n|---|---|---|---|---|---|');
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  console.log(`\nMachine: ${machine()}; ${USERS} users, ${3 * USERS} events per experiment; median ratio ${median(ratios).toFixed(2)} (time), ${median(cpuRatios).toFixed(2)} (CPU)`);
+  console.log('| round | order | without (ms) | with ratio + p90 (ms) | with / without | CPU without (ms) | CPU with (ms) | CPU with / without | load (1 min) |\n|---|---|---|---|---|---|---|---|---|');
   console.log(rows.join('\n'));
 } finally {
   await client.end();

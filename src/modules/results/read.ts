@@ -9,7 +9,7 @@ import { DomainError } from '../../platform/errors.js';
 import type { AnalysedExperiment } from './experiment.js';
 import type { Snapshot } from '../../analysis/types.js';
 import { atMost, eventNamesOf, familiesOf, needsValues, passPlans, rangesFor } from './rollup.js';
-import { armStats } from '../tracking/read-model.js';
+import { armStats, type UserRange, type UserTotals } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /** Bus channel: a results read ran out of time; any process builds the experiment's rollups in the background. */
@@ -25,6 +25,17 @@ export class ResultsComputing extends DomainError {
   constructor() {
     super(202, RESULTS_COMPUTING, { 'Retry-After': String(RESULTS_COMPUTING_RETRY_SECONDS) });
   }
+}
+
+/**
+ * What a first computation's passes from the start gather besides the day deltas, for the metric library's
+ * definitions: per wanted event name (with value sums or counts only), every user's totals from the metric's own
+ * pass, and the users left out, all of one snapshot. Filled only when every wanted name is read from the start.
+ */
+export interface UserTotalsSink {
+  wanted: Map<string, { sums: boolean }>;
+  totals?: Map<string, UserTotals[]>;
+  excluded?: string[];
 }
 
 export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: number }) {
@@ -82,7 +93,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
    * A draft has no assignment (only an active experiment assigns): its snapshot is empty, without a read. With no
    * rollup yet (a first computation), the assignments and each metric are read at once.
    */
-  const loadSnapshot = async (e: AnalysedExperiment): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
+  const loadSnapshot = async (e: AnalysedExperiment, sink?: UserTotalsSink): Promise<Snapshot> => e.status === 'draft' ? { assignments: [], metrics: {} } :
     consistentRead(e, async (tx, marks, excluded, fork, rollup) => {
       const assigned = store.rolledUpTo(marks, store.ASSIGNMENTS_STREAM);
       const metrics: Snapshot['metrics'] = {};
@@ -98,12 +109,21 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       const ranges = fromStartNames.length === 0 ? [] : parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
       const plans = await passPlans(tx, e, fromStartNames, null);
+      // The definitions' per-user totals come from these passes when all their events are read from the start.
+      const totals = sink && [...sink.wanted.keys()].every((name) => fromStartNames.includes(name)) ? new Map<string, UserTotals[]>() : undefined;
+      const plusPass = (name: string, range: UserRange, plan: store.PassPlan) => async (t: Executor) => {
+        const wanted = totals && sink!.wanted.get(name);
+        if (!wanted) return armStats.metricDeltasFromStart(t, e.id, name, null, { range, ...plan });
+        const { days, users } = await armStats.metricDeltasWithUserTotals(t, e.id, name, null, { range, ...plan, userTotals: wanted });
+        totals!.set(name, [...(totals!.get(name) ?? []), ...users]);
+        return days;
+      };
       const passes = (name: string) => {
         const into = { plus: [] as store.MetricDay[][], minus: [] as store.MetricDay[][] };
         const plan = plans.get(name)!;
         parts.set(name, into);
         return [
-          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await armStats.metricDeltasFromStart(t, e.id, name, null, { range, ...plan }))),
+          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await plusPass(name, range, plan)(t))),
           ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await armStats.metricDeltasFromStart(t, e.id, name, null, { users: excluded, ...plan }))]),
         ];
       };
@@ -124,6 +144,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       if (fromStart) await fork(reads);
       else for (const one of reads) await one(tx);
       for (const [name, { plus, minus }] of parts) metrics[name] = store.sumMetricDays(plus, minus);
+      if (sink && totals) Object.assign(sink, { totals, excluded });
       return { assignments: days.analysed, excludedAssignments: days.excluded, metrics, contexts };
     });
 

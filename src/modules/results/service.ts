@@ -4,10 +4,8 @@ import { metricKind } from '../../analysis/compare.js';
 import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
 import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
-import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
 import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
-import type { DefinitionSettings, VariantUserValues } from '../../analysis/types.js';
-import type { Executor } from '../../db/client.js';
+import type { DefinitionSettings } from '../../analysis/types.js';
 import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
 import { sequentialBlock } from '../../analysis/sequential.js';
@@ -30,7 +28,8 @@ import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
 export { RESULTS_COMPUTING, RESULTS_COMPUTING_RETRY_SECONDS, RESULTS_ROLLUP_REQUESTED, ResultsComputing } from './read.js';
-import { createReader, RESULTS_ROLLUP_REQUESTED } from './read.js';
+import { createReader, RESULTS_ROLLUP_REQUESTED, type UserTotalsSink } from './read.js';
+import { definitionInputs, namedDefinitions, sinkFor } from './definition-values.js';
 
 export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
 export const BAYESIAN_NEEDS_METRIC_AND_CONTROL = 'Bayesian analysis needs a metric and a control variant';
@@ -140,12 +139,13 @@ export function createResultsService(deps: ResultsDeps) {
 
   const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? 1 });
 
-  const snapshotOf = (e: AnalysedExperiment, useCache: boolean) =>
+  /** `sink`: what a read of this snapshot also gathers for the metric library's definitions (not kept with it). */
+  const snapshotOf = (e: AnalysedExperiment, useCache: boolean, sink?: UserTotalsSink) =>
     kept(e, liveKey(e, 'snapshot'), useCache, async () => {
       // Taken before the read begins: every commit heard of by then is in what it reads.
       const readAt = clock.now().getTime();
       const through = lastCommit(e.id);
-      return { value: await loadSnapshot(e), read_at: readAt, through };
+      return { value: await loadSnapshot(e, sink), read_at: readAt, through };
     });
 
   /** Per metric event name, the metric's statistics per segment value and variant. */
@@ -177,45 +177,17 @@ export function createResultsService(deps: ResultsDeps) {
   const resultsKey = (e: AnalysedExperiment, options: ResultsOptions, breakdown: string | undefined, definitions: DefinitionSettings[]) =>
     liveKey(e, `results:${options.correction_method}:${options.confidence_level}:${breakdown === undefined ? '' : keyPart(breakdown)}${definitionsKey(definitions)}`);
 
-  /** Per metric naming a definition, the definition and the per-user values it reads (tracking's counting rule). */
-  async function definitionInputs(e: AnalysedExperiment, definitions: DefinitionSettings[]): Promise<DefinitionInputs> {
-    const out: DefinitionInputs = new Map();
-    const byId = new Map(definitions.map((d) => [d.id, d]));
-    const named = e.metrics.flatMap((m) => {
-      const definition = m.metric_definition_id ? byId.get(m.metric_definition_id) : undefined;
-      return definition ? [{ metricId: m.id, definition }] : [];
-    });
-    if (named.length === 0) return out;
-    if (e.status === 'draft') {
-      for (const n of named) out.set(n.metricId, { definition: n.definition, values: [] });
-      return out;
-    }
-    // Every definition's aggregates in one pass over the events, each definition's columns taken from it.
-    const { aggregates, columns } = combinedAggregates(named.map((n) => n.definition));
-    const values = await consistentRead(e, async (tx, _marks, excluded, fork): Promise<VariantUserValues[]> => {
-      // Over ranges of users when statements run at once (as a first computation's ordered passes); the rows add up.
-      const ranges = parallel > 1 ? armStats.userRanges(await armStats.userSplits(tx, rangesFor(parallel))) : [{}];
-      const parts: Array<Map<string, number[][]>> = [];
-      let users = new Map<string, number>();
-      await fork([
-        async (t) => void (users = await armStats.analysedUsers(t, e.id, excluded)),
-        ...ranges.map((range) => async (t: Executor) => void parts.push(await armStats.userValues(t, e.id, aggregates, excluded, range))),
-      ]);
-      return e.variants.map((v) => ({ variantId: v.id, users: users.get(v.id) ?? 0, rows: parts.flatMap((p) => p.get(v.id) ?? []) }));
-    });
-    for (const n of named) out.set(n.metricId, { definition: n.definition, values: projectUserValues(values, columns.get(n.definition.id)!) });
-    return out;
-  }
-
   /** The payload at the given options; a read only (the rollup job records what follows from it). */
   async function compute(
     e: AnalysedExperiment, q: ResultsQuery, useCache: boolean, definitions: DefinitionSettings[],
   ): Promise<Fresh<ResultsPayload>> {
     const options = optionsOf(e, q);
-    const read = await snapshotOf(e, useCache);
+    const byDefinition = namedDefinitions(e, definitions);
+    const sink = sinkFor(e, byDefinition);
+    const read = await snapshotOf(e, useCache, sink);
     const snapshot = read.value;
     const breakdown = q.breakdown === undefined ? null : await segmented(e, q.breakdown, options.confidence_level);
-    const named = await definitionInputs(e, definitions);
+    const named = await definitionInputs(e, byDefinition, { consistentRead }, parallel, sink && { sink, assignments: snapshot.assignments });
     const computedAt = clock.now();
     const analysis = buildResults(e, snapshot, options, breakdown, e.status !== 'draft' && (await srm.autoPause(e.id)), named);
     const value: ResultsPayload = {

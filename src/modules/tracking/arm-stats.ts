@@ -9,7 +9,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type {
-  AssignmentDay, ContextCount, CupedSums, EventAggregate, GroupStats, MetricDay, SegmentStats,
+  AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats,
 } from '../../analysis/types.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import {
@@ -26,14 +26,16 @@ import {
   experimentAssignments,
   preExposureTotals,
   sharedAssignments,
-  untaggedEventsExist,
   type CreatedWindow,
   type UserRange,
   type VariantMetricStats,
 } from './counting.js';
+import { mergeOrdered, notExcluded } from './ordered.js';
 
 export { ALL_TIME, type CreatedWindow, type UserRange, type VariantMetricStats };
 export { guardrailCounts, type EventCountStats, type GuardrailCounts, type GuardrailWindows } from './guardrail-counts.js';
+export { untaggedBefore } from './ordered.js';
+export { analysedUsers, userValues } from './user-values.js';
 
 // ---- Assignments: users per variant and day, context values, users with a conflicting exposure ----
 
@@ -114,6 +116,8 @@ export interface DeltaScope {
   untagged?: boolean;
   /** false: the value columns stay 0 (only conversion and count metrics read the event). */
   values?: boolean;
+  /** From the start only: also each user's event count and (with `sums`) value sum, from the same pass (`UserTotals`). */
+  userTotals?: { sums: boolean };
 }
 
 /**
@@ -128,13 +132,19 @@ export interface DeltaScope {
  * no sort (run it through `mergeOrdered`). A later window reads only its own events (by time) and, by user index,
  * the totals its users had before it.
  */
-function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { users, range, untagged, values = true }: DeltaScope = {}): SQL {
+function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { users, range, untagged, values = true, userTotals }: DeltaScope = {}): SQL {
   if (w.after === null) {
+    // A user's totals are those of their last event (no next row in the window): gathered per group, one entry per user.
+    const sums = values || userTotals?.sums === true;
+    const totals = userTotals === undefined ? sql`` : sql`,
+      json_agg(user_id) FILTER (WHERE last) AS user_ids, json_agg(n) FILTER (WHERE last) AS user_counts,
+      ${userTotals.sums ? sql`json_agg(s::float8) FILTER (WHERE last)` : sql`NULL::json`} AS user_sums`;
     // The event name is a constant of each pass: kept out of the window and the grouping, which run per event.
     return sql.join(eventNames.map((name) => sql`
-      SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)} FROM (
+      SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)}${totals} FROM (
         SELECT variant_id, (created_at AT TIME ZONE 'UTC')::date AS day, row_number() OVER u AS n
-               ${values ? sql`, coalesce(value, 0) AS v, coalesce(sum(value) OVER u, 0) AS s` : sql``}
+               ${sums ? sql`, coalesce(value, 0) AS v, coalesce(sum(value) OVER u, 0) AS s` : sql``}
+               ${userTotals === undefined ? sql`` : sql`, user_id, lead(1) OVER u IS NULL AS last`}
         FROM (${countedEventsInUserOrder(experimentId, name, w.upTo, { users, range, untagged })}) c
         WINDOW u AS (PARTITION BY user_id ORDER BY created_at ROWS UNBOUNDED PRECEDING)
       ) s GROUP BY variant_id, day`), sql` UNION ALL `);
@@ -163,29 +173,6 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
     FROM steps GROUP BY event_name, variant_id, day`;
 }
 
-/**
- * Planner settings for a statement over `deltas` from the start, for just that statement. The merge join of the
- * ordered streams is what makes it fast: costed on estimates, the planner prefers hashing a million text keys, or
- * probing the assignments once per event (hash joins and nested loops off). Parallel workers would each read the
- * whole ordered stream again beside their share of the assignments (none).
- */
-const ORDERED_PLAN: Array<[string, string]> = [['enable_hashjoin', 'off'], ['enable_nestloop', 'off'], ['max_parallel_workers_per_gather', '0']];
-
-async function mergeOrdered<T>(tx: Executor, ordered: boolean, run: () => Promise<T>): Promise<T> {
-  if (!ordered) return run();
-  const [{ before }] = await queryRows<{ before: string[] }>(tx, sql`
-    SELECT array[${sql.join(ORDERED_PLAN.map(([name]) => sql`current_setting(${name})`), sql`, `)}] AS before,
-           ${sql.join(ORDERED_PLAN.map(([name, value]) => sql`set_config(${name}, ${value}, true)`), sql`, `)}`);
-  const out = await run();
-  await tx.execute(sql`SELECT ${sql.join(ORDERED_PLAN.map(([name], i) => sql`set_config(${name}, ${before[i]}, true)`), sql`, `)}`);
-  return out;
-}
-
-/** Whether untagged counted events of the metrics exist up to `upTo`: when none, reads of them take one stream. */
-export async function untaggedBefore(db: Executor, eventNames: string[], upTo: Date | null): Promise<boolean> {
-  const [{ found }] = await queryRows<{ found: boolean }>(db, untaggedEventsExist(eventNames, upTo));
-  return found;
-}
 
 type MetricDayRow = {
   event_name: string; variant_id: string; day: string; converters: number; event_count: number; count_square_delta: number; value_sum: number; value_square_delta: number;
@@ -231,6 +218,37 @@ export async function metricDeltasFromStart(
   return (await metricDeltas(db, experimentId, [eventName], { after: null, upTo }, scope)).get(eventName)!;
 }
 
+/** Each user's totals of one metric event, from a pass from the start, for one group of a variant's users. */
+export interface UserTotals {
+  variantId: string;
+  userIds: string[];
+  /** the user's counted events */
+  counts: number[];
+  /** the sum of their values (null when the pass was not asked for sums) */
+  sums: number[] | null;
+}
+
+/**
+ * As metricDeltasFromStart, with every user's totals of the event from the same pass (each user with a counted event
+ * in the scope, the excluded among them): the per-user values of the metric library's definitions, in the same
+ * snapshot and with no pass of their own.
+ */
+export async function metricDeltasWithUserTotals(
+  db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope & { userTotals: { sums: boolean } },
+): Promise<{ days: MetricDay[]; users: UserTotals[] }> {
+  type Row = MetricDayRow & { user_ids: string[] | null; user_counts: number[] | null; user_sums: number[] | null };
+  const rows = await mergeOrdered(db, true, () => queryRows<Row>(db, sql`
+    SELECT event_name, variant_id, day::text AS day, converters, event_count, count_square_delta, value_sum, value_square_delta,
+           user_ids, user_counts, user_sums
+    FROM (${deltas(experimentId, [eventName], { after: null, upTo }, scope)}) d`));
+  return {
+    days: rows.map(toMetricDay),
+    users: rows.flatMap((r) => r.user_ids === null ? [] : [{
+      variantId: r.variant_id, userIds: r.user_ids, counts: r.user_counts!.map(Number), sums: r.user_sums?.map(Number) ?? null,
+    }]),
+  };
+}
+
 /**
  * A family of metrics' day deltas (metrics whose watermarks agree) in a window after their watermark, per event name,
  * for one range of users: one statement whatever the number of metrics or days.
@@ -268,9 +286,6 @@ function userTotals(experimentId: string, eventName: string): SQL {
     FROM (${countedEventsPerUserDay(experimentId, [eventName], ALL_TIME)}) e GROUP BY user_id`;
 }
 
-/** Leaves the excluded users out of a relation with a user_id column. */
-const notExcluded = (column: SQL, excluded: string[]): SQL =>
-  excluded.length === 0 ? sql`TRUE` : sql`NOT (${column} = ANY(${sql.param(excluded)}::text[]))`;
 
 const groupColumns = sql`
   count(*)::bigint AS users, count(u.user_id)::bigint AS converters,
@@ -371,44 +386,4 @@ export async function variantMetricStats(db: Executor, experimentId: string, eve
     valueSum: Number(r.value_sum),
     valueSumSquares: Number(r.value_sumsq),
   }));
-}
-
-/** Analysed users per variant: the assigned users less the `excluded` (users with a conflicting exposure). */
-export async function analysedUsers(db: Executor, experimentId: string, excluded: string[]): Promise<Map<string, number>> {
-  const rows = await queryRows<{ variant_id: string; users: number }>(db, sql`
-    SELECT a.variant_id, count(*)::bigint AS users FROM (${experimentAssignments(experimentId)}) a
-    WHERE ${notExcluded(sql`a.user_id`, excluded)} GROUP BY a.variant_id`);
-  return new Map(rows.map((r) => [r.variant_id, Number(r.users)]));
-}
-
-/**
- * Per-user values of several per-user aggregates (count or value sum of one event each) over all time, by the counting
- * rule, the `excluded` users left out, for users in `range` (passes over disjoint ranges can run at once): per variant
- * id, one row of values per user with at least one counted event of the aggregates' events, in the aggregates' order
- * (users without a row have 0 for each; `analysedUsers` counts every user). For the metric library's definitions
- * (mean with capping, ratio, quantile), whose statistics need every user's value. Each event's stream comes in user
- * order from the index (the ordered pass of metricDeltas) and is totalled per user without a sort.
- */
-export async function userValues(
-  db: Executor, experimentId: string, aggregates: EventAggregate[], excluded: string[], range: UserRange = {},
-): Promise<Map<string, number[][]>> {
-  const names = [...new Set(aggregates.map((a) => a.event_name))];
-  const columns = sql.join(aggregates.map((a, i) => sql`coalesce(sum(${a.aggregate === 'count' ? sql`event_count` : sql`value_sum`})
-    FILTER (WHERE event_name = ${a.event_name}), 0)::float8 AS ${sql.raw(`v${i}`)}`), sql`, `);
-  const untagged = await untaggedBefore(db, names, null);
-  const perUser = sql.join(names.map((name) => sql`
-    SELECT event_name, user_id, variant_id, count(*)::float8 AS event_count, coalesce(sum(value), 0)::float8 AS value_sum
-    FROM (${countedEventsInUserOrder(experimentId, name, null, { untagged, range })}) c GROUP BY event_name, user_id, variant_id`), sql` UNION ALL `);
-  const values = await mergeOrdered(db, true, () => queryRows<Record<string, number> & { variant_id: string }>(db, sql`
-    SELECT variant_id, ${columns}
-    FROM (${perUser}) e
-    WHERE ${notExcluded(sql`e.user_id`, excluded)}
-    GROUP BY user_id, variant_id`));
-  const out = new Map<string, number[][]>();
-  for (const r of values) {
-    let rows = out.get(r.variant_id);
-    if (!rows) out.set(r.variant_id, (rows = []));
-    rows.push(aggregates.map((_, i) => Number(r[`v${i}`])));
-  }
-  return out;
 }

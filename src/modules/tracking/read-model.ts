@@ -6,7 +6,7 @@ import * as store from './store.js';
 
 export type { AssignmentOverlap } from './store.js';
 export type {
-  CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GuardrailCounts, GuardrailWindows, UserRange,
+  CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GuardrailCounts, GuardrailWindows, UserRange, UserTotals,
   VariantMetricStats,
 } from './arm-stats.js';
 
