@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto';
-import { bayesianBlock } from '../../analysis/bayesian.js';
 import { metricKind } from '../../analysis/compare.js';
 import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
 import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
 import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
-import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
+import { buildResults, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
 import type { DefinitionSettings, VariantUserValues } from '../../analysis/types.js';
 import type { Executor } from '../../db/client.js';
-import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
-import { sequentialBlock } from '../../analysis/sequential.js';
 import { armTotals, controlOf, primaryMetric, treatmentsOf, type Metric } from '../../analysis/snapshot.js';
 import type { Db } from '../../db/client.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
@@ -26,16 +23,15 @@ import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createFreshness, type Fresh } from './freshness.js';
 import { createSrmGuard } from './srm-guard.js';
+import { createAnalyses, METRIC_NOT_FOUND } from './analyses.js';
 import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
 export { RESULTS_COMPUTING, RESULTS_COMPUTING_RETRY_SECONDS, RESULTS_ROLLUP_REQUESTED, ResultsComputing } from './read.js';
 import { createReader, RESULTS_ROLLUP_REQUESTED } from './read.js';
 
-export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
-export const BAYESIAN_NEEDS_METRIC_AND_CONTROL = 'Bayesian analysis needs a metric and a control variant';
 export const SEGMENTS_OF_DRAFT = 'Segment breakdown is not available for a draft experiment';
-export const METRIC_NOT_FOUND = 'Metric not found';
+export { BAYESIAN_NEEDS_METRIC_AND_CONTROL, BAYESIAN_NOT_ENABLED, METRIC_NOT_FOUND } from './analyses.js';
 export const POST_STRATIFICATION_NOT_IMPLEMENTED = 'Post-stratification is not implemented';
 export const CUPED_NOTICE =
   'Beta: CUPED adjusts conversion metrics with a pooled within-variant regression on pre-exposure events; the method may change.';
@@ -266,6 +262,16 @@ export function createResultsService(deps: ResultsDeps) {
       return out;
     });
 
+  const analyses = createAnalyses({
+    clock,
+    experiment,
+    snapshot: async (e) => (await snapshotOf(e, true)).value,
+    named: async (e, metric) => {
+      const definitions = (await definitionsOf(e)).filter((d) => d.id === metric.metric_definition_id);
+      return (await definitionInputs(e, definitions)).get(metric.id);
+    },
+  });
+
   return {
     results,
 
@@ -280,42 +286,7 @@ export function createResultsService(deps: ResultsDeps) {
       return { message: 'Cached results cleared' };
     },
 
-    async sampleSize(id: string, q: SampleSizeQuery) {
-      const e = await experiment(id);
-      const snapshot = (await snapshotOf(e, true)).value;
-      try {
-        return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
-      } catch (err) {
-        if (err instanceof PlanRefused) throw new Unprocessable({ type: 'value_error', loc: ['query', err.field], msg: err.message });
-        throw err;
-      }
-    },
-
-    async sequential(id: string, alpha: number | undefined) {
-      const e = await experiment(id);
-      const snapshot = (await snapshotOf(e, true)).value;
-      const effective = alpha ?? storedSequentialAlpha(e);
-      const block = sequentialBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), effective, treatmentsOf(e));
-      return {
-        experiment_id: e.id,
-        alpha: effective,
-        alpha_source: alpha === undefined ? ('experiment' as const) : ('request' as const),
-        sequential: block,
-        at_risk: block?.at_risk ?? false,
-        alpha_spending: [] as never[],
-        analysis_status: 'ga' as const,
-        computed_at: clock.now().toISOString(),
-      };
-    },
-
-    async bayesian(id: string) {
-      const e = await experiment(id);
-      if (!e.bayesian_enabled) throw new BadRequest(BAYESIAN_NOT_ENABLED);
-      const snapshot = (await snapshotOf(e, true)).value;
-      const block = bayesianBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''));
-      if (!block) throw new BadRequest(BAYESIAN_NEEDS_METRIC_AND_CONTROL);
-      return { experiment_id: e.id, ...block, analysis_status: 'ga' as const, computed_at: clock.now().toISOString() };
-    },
+    ...analyses,
 
     async postStratification(id: string): Promise<never> {
       await experiment(id);
