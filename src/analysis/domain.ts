@@ -54,6 +54,8 @@ export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 
 /** Why a CUPED comparison is not computed. */
 export const CUPED_UNAVAILABLE = [
   'no_covariate_metric', 'covariate_metric_not_found', 'no_control', 'insufficient_data', 'no_covariate_variance',
+  /** a metric naming a quantile definition */
+  'not_defined_for_quantiles',
 ] as const;
 export type CupedUnavailable = (typeof CUPED_UNAVAILABLE)[number];
 

@@ -287,6 +287,7 @@ export const CupedResult = Type.Object({
       is_significant: Type.Boolean(),
       unavailable_reason: Nullable(StringEnum(CUPED_UNAVAILABLE)),
     })),
+    definition: Type.Optional(DefinitionRef),
   })),
   engine_version: Type.String({ default: '1.4.0' }),
   ...BetaStatus,

@@ -24,6 +24,7 @@ import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js'
 import { createFreshness, type Fresh } from './freshness.js';
 import { createSrmGuard } from './srm-guard.js';
 import { createAnalyses, METRIC_NOT_FOUND } from './analyses.js';
+import { createCuped } from './cuped.js';
 import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
@@ -33,8 +34,7 @@ import { createReader, RESULTS_ROLLUP_REQUESTED } from './read.js';
 export const SEGMENTS_OF_DRAFT = 'Segment breakdown is not available for a draft experiment';
 export { BAYESIAN_NEEDS_METRIC_AND_CONTROL, BAYESIAN_NOT_ENABLED, METRIC_NOT_FOUND } from './analyses.js';
 export const POST_STRATIFICATION_NOT_IMPLEMENTED = 'Post-stratification is not implemented';
-export const CUPED_NOTICE =
-  'Beta: CUPED adjusts conversion metrics with a pooled within-variant regression on pre-exposure events; the method may change.';
+export { CUPED_NOTICE } from './cuped.js';
 
 /** Spec, "Caching": results are cached 5 minutes while the experiment runs, 24 hours otherwise. */
 export const LIVE_TTL_SECONDS = 300;
@@ -248,19 +248,7 @@ export function createResultsService(deps: ResultsDeps) {
     await srm.onRollup(e, payload.srm);
   }
 
-  /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
-  const loadCupedSums = (e: AnalysedExperiment, covariate: Metric, metrics: Metric[]) =>
-    consistentRead(e, async (tx, _marks, excluded) => {
-      const kind = metricKind(covariate.metric_type);
-      const out = new Map<string, store.CupedSums[]>();
-      for (const m of metrics) {
-        const sums = await armStats.cupedSums(
-          tx, e.id, m.event_name, covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
-        );
-        out.set(m.id, sums);
-      }
-      return out;
-    });
+  const cupedOf = createCuped({ clock, consistentRead });
 
   const analyses = createAnalyses({
     clock,
@@ -295,26 +283,8 @@ export function createResultsService(deps: ResultsDeps) {
 
     async cuped(id: string) {
       const e = await experiment(id);
-      return cached(liveKey(e, 'cuped'), ttl(e), true, async () => {
-        const covariate = covariateOf(e);
-        const conversionMetrics = e.metrics.filter((m) => metricKind(m.metric_type) === 'conversion');
-        const covariateMetric = 'metric' in covariate ? covariate.metric : null;
-        const reason = 'reason' in covariate ? covariate.reason : controlOf(e) ? null : ('no_control' as const);
-        const sums = covariateMetric && reason === null ? await loadCupedSums(e, covariateMetric, conversionMetrics) : new Map<string, store.CupedSums[]>();
-        return {
-          experiment_id: e.id,
-          covariate_metric_id: covariateMetric?.id ?? null,
-          covariate_metric_name: covariateMetric?.name ?? null,
-          correction_method: e.correction_method,
-          confidence_level: e.confidence_level,
-          unavailable_reason: reason,
-          metrics: conversionMetrics.map((m) => cupedMetric(e, m, sums.get(m.id) ?? [], reason)),
-          engine_version: ENGINE_VERSION,
-          analysis_status: 'beta' as const,
-          analysis_notice: CUPED_NOTICE,
-          computed_at: clock.now().toISOString(),
-        };
-      });
+      const definitions = await definitionsOf(e);
+      return cached(liveKey(e, `cuped${definitionsKey(definitions)}`), ttl(e), true, () => cupedOf(e, definitions));
     },
 
     /** Counts per segment (no test); a draft has no assignments to break down (400). */
