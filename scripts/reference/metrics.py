@@ -15,7 +15,10 @@ import numpy as np
 import scipy
 from scipy import stats
 
+from definitions_http import definition_experiments
+
 OUT = pathlib.Path(__file__).resolve().parents[2] / 'test' / 'vectors' / 'metric-stats.json'
+HTTP_OUT = OUT.parent / 'metric-definitions-http.json'
 
 
 def sums(x, y):
@@ -185,6 +188,7 @@ def main():
         },
     }
     OUT.write_text(json.dumps(doc, indent=1) + '\n')
+    HTTP_OUT.write_text(json.dumps(definition_experiments(), indent=1) + '\n')
 
 
 if __name__ == '__main__':
