@@ -214,6 +214,7 @@ const segmentedFields = {
     sample_size: Count,
     metrics: Type.Array(Type.Object({
       metric_id: Uuid(), metric_name: Type.String(), metric_type: Type.String(), is_primary: Type.Boolean(), variants: Type.Array(VariantResult),
+      definition: Type.Optional(DefinitionResult),
     })),
   })),
 };
@@ -329,8 +330,13 @@ export const DailyResults = Type.Object({
       date: Type.String({ format: 'date' }),
       variants: Type.Array(Type.Object({
         variant_id: Uuid(), variant_name: Type.String(), sample_size: Count, conversions: Count, mean: Num(), p_value: Num('Unadjusted, cumulative to the end of the day'),
+        difference: Type.Optional(Num('Definition metrics: treatment value - control value')),
+        difference_ci: Type.Optional(NullableInterval('Definition metrics: interval of difference')),
+        relative_difference: Type.Optional(Num('Definition metrics: treatment value / control value - 1')),
+        relative_ci: Type.Optional(NullableInterval('Definition metrics: interval of relative_difference')),
       })),
     })),
+    definition: Type.Optional(DefinitionRef),
   })),
 });
 

@@ -25,6 +25,7 @@ import { createFreshness, type Fresh } from './freshness.js';
 import { createSrmGuard } from './srm-guard.js';
 import { createAnalyses, METRIC_NOT_FOUND } from './analyses.js';
 import { createCuped } from './cuped.js';
+import { createDefinitionLoads, namedMetrics } from './definition-loads.js';
 import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
@@ -158,8 +159,11 @@ export function createResultsService(deps: ResultsDeps) {
     confidence_level: q.confidence_level === undefined ? e.confidence_level : Math.round(q.confidence_level * 1000) / 1000,
   });
 
+  const definitionLoads = createDefinitionLoads(consistentRead);
   async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
-    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel);
+    const named = namedMetrics(e, await definitionsOf(e));
+    const definitionRows = named.length ? await definitionLoads.bySegment(e, attribute, named) : undefined;
+    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel, definitionRows);
   }
 
   /** The definitions the experiment's metrics name, as stored now (none without a metric library). */
@@ -303,8 +307,10 @@ export function createResultsService(deps: ResultsDeps) {
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
     async daily(id: string) {
       const e = await experiment(id);
-      const compute = async () => dailyResults(e, (await snapshotOf(e, false)).value, clock.now());
-      return deps.cacheEnabled ? cached(routeKey(id, 'daily'), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
+      const definitions = await definitionsOf(e);
+      const compute = async () =>
+        dailyResults(e, (await snapshotOf(e, false)).value, clock.now(), await definitionLoads.byDay(e, namedMetrics(e, definitions)));
+      return deps.cacheEnabled ? cached(routeKey(id, `daily${definitionsKey(definitions)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** GET /experiments/{id}/segmented-results/{segment_by}: tested per segment, at the stored level. */
@@ -313,7 +319,8 @@ export function createResultsService(deps: ResultsDeps) {
       const compute = async () => ({
         experiment_id: e.id, ...(await segmented(e, attribute, e.confidence_level)), analysis_status: 'ga' as const, computed_at: clock.now().toISOString(),
       });
-      return deps.cacheEnabled ? cached(routeKey(id, `segmented:${keyPart(attribute)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
+      const key = `segmented:${keyPart(attribute)}${definitionsKey(await definitionsOf(e))}`;
+      return deps.cacheEnabled ? cached(routeKey(id, key), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */
