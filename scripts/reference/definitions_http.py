@@ -8,6 +8,8 @@ import math
 import numpy as np
 from scipy import stats
 
+from metrics import delta_ratio, quantile_arm
+
 LEVEL = 0.95
 CAP_P = 0.9
 QUANTILE = 0.9
@@ -44,22 +46,6 @@ def bh(p):
         running = min(running, p[i] * m / rank)
         adj[i] = min(1.0, running)
     return adj.tolist()
-
-
-def delta_ratio(x, y):
-    n = len(x)
-    r = np.mean(x) / np.mean(y)
-    cov = np.cov(x, y, ddof=1)
-    return float(r), float((cov[0, 0] - 2 * r * cov[0, 1] + r * r * cov[1, 1]) / (n * np.mean(y) ** 2))
-
-
-def quantile_arm(values, p, level):
-    n = len(values)
-    z = stats.norm.ppf(1 - (1 - level) / 2)
-    s = np.sort(values)
-    lo = math.floor(n * p - z * math.sqrt(n * p * (1 - p)))
-    hi = math.ceil(n * p + z * math.sqrt(n * p * (1 - p)))
-    return float(np.quantile(values, p)), float((s[hi - 1] - s[lo - 1]) / (2 * z))
 
 
 def msprt(d, v, tau2, alpha):
@@ -179,8 +165,8 @@ def experiment(rng, lifts, history, expected_effect):
                 'relative': rel, 'relative_ci': [rel - q * se_rel, rel + q * se_rel]}
 
     def p90(c, i):
-        qc, sc = quantile_arm(loads[c], QUANTILE, LEVEL)
-        qt, st = quantile_arm(loads[i], QUANTILE, LEVEL)
+        qc, sc = (quantile_arm(loads[c], QUANTILE, LEVEL)[k] for k in ('quantile', 'std_error'))
+        qt, st = (quantile_arm(loads[i], QUANTILE, LEVEL)[k] for k in ('quantile', 'std_error'))
         d = qt - qc
         se = math.sqrt(sc ** 2 + st ** 2)
         rel = qt / qc - 1
@@ -195,7 +181,7 @@ def experiment(rng, lifts, history, expected_effect):
     out['ratio'] = {'values': [float(r.sum() / v.sum()) for r, v in zip(revenue, views)], 'treatments': compare('ratio', ratio)}
     out['capped'] = {'values': [float(r.mean()) for r in capped], 'cap': cap,
                      'users_capped': [int((r > cap).sum()) for r in revenue], 'treatments': compare('mean', mean_like(capped))}
-    out['p90'] = {'values': [quantile_arm(l, QUANTILE, LEVEL)[0] for l in loads], 'with_events': [len(l) for l in loads],
+    out['p90'] = {'values': [quantile_arm(l, QUANTILE, LEVEL)['quantile'] for l in loads], 'with_events': [len(l) for l in loads],
                   'treatments': compare('p90', p90)}
     # Sequential (first treatment, alpha 0.05), Bayesian (defaults: rope 0.01, level 0.95), sample size (mde, power 0.8).
     mde = expected_effect
