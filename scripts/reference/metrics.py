@@ -16,6 +16,7 @@ import scipy
 from scipy import stats
 
 OUT = pathlib.Path(__file__).resolve().parents[2] / 'test' / 'vectors' / 'metric-stats.json'
+HTTP_OUT = OUT.parent / 'metric-definitions-http.json'
 
 
 def sums(x, y):
@@ -185,6 +186,8 @@ def main():
         },
     }
     OUT.write_text(json.dumps(doc, indent=1) + '\n')
+    from definitions_http import definition_experiments  # imports this module's reference functions
+    HTTP_OUT.write_text(json.dumps(definition_experiments(), indent=1) + '\n')
 
 
 if __name__ == '__main__':

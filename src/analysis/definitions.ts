@@ -73,7 +73,7 @@ const interval = ([lower, upper]: [number | null | undefined, number | null | un
 };
 
 /** Column `i` of every row, padded with zeros for the analysed users without events. */
-function perUser(arm: VariantUserValues | undefined, i: number, pad: boolean): number[] {
+export function perUser(arm: VariantUserValues | undefined, i: number, pad: boolean): number[] {
   const values = (arm?.rows ?? []).map((r) => r[i]);
   if (pad) for (let k = values.length; k < (arm?.users ?? 0); k += 1) values.push(0);
   return values;
@@ -318,8 +318,8 @@ export function definitionResultFromStats(
       capping: takesCap && d.capping.type !== 'none' ? {
         type: d.capping.type, p: d.capping.type === 'percentile' ? d.capping.p : null, cap: finite(stats.cap), users_capped: cappedUsers(stats),
       } : null,
-      sequential_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : 'primary_conversion_only',
-      cuped_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : 'not_implemented_for_definitions',
+      sequential_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
+      cuped_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
       variants: r.definition,
     },
   };

@@ -42,6 +42,10 @@ export const EARLY_STOP = ['STOP_FOR_EFFICACY', 'STOP_FOR_HARM', 'CONTINUE'] as 
 /** Why a sample-size plan has no size (SampleSizeResult.unavailable_reason). */
 export const UNAVAILABLE_REASONS = [
   'no_metric', 'no_control_data', 'no_control_conversions', 'rate_at_boundary', 'effect_out_of_range', 'effect_too_small',
+  /** a mean or ratio definition whose control values do not vary (or fewer than 2 control users) */
+  'no_control_variance',
+  /** a quantile definition: no power method is defined here for quantiles */
+  'not_defined_for_quantiles',
 ] as const;
 export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
 /** Why a sample-size plan is only a guide for the experiment's design (SampleSizeResult.guide_only_reasons). */
@@ -50,21 +54,20 @@ export const GUIDE_ONLY_REASONS = ['adaptive_allocation', 'unequal_allocation', 
 /** Why a CUPED comparison is not computed. */
 export const CUPED_UNAVAILABLE = [
   'no_covariate_metric', 'covariate_metric_not_found', 'no_control', 'insufficient_data', 'no_covariate_variance',
+  /** a metric naming a quantile definition */
+  'not_defined_for_quantiles',
 ] as const;
 export type CupedUnavailable = (typeof CUPED_UNAVAILABLE)[number];
 
 /** Distinct values an assignment-context attribute may have and still be diagnosed for SRM (and rolled up for it). */
 export const CONTEXT_VALUES_LIMIT = 100;
 
-/** Why a method is not applied to a metric library definition's metric (MetricResult.definition). */
-export const DEFINITION_UNAVAILABLE = [
-  /** Sequential testing and the Bayesian block judge the primary metric's conversion rate by its event, not definitions. */
-  'primary_conversion_only',
-  /** CUPED (GET /cuped-results) adjusts conversion metrics by their event; a definition's regression is not implemented. */
-  'not_implemented_for_definitions',
-  /** No variance-reduction or always-valid method for quantiles is defined here. */
-  'not_defined_for_quantiles',
-] as const;
+/**
+ * Why a method is not applied to a metric library definition's metric (MetricResult.definition): sequential testing,
+ * the Bayesian analysis, the sample-size plan and CUPED take proportion, mean and ratio definitions; for quantiles
+ * no always-valid, Bayesian, power or variance-reduction method is defined here.
+ */
+export const DEFINITION_UNAVAILABLE = ['not_defined_for_quantiles'] as const;
 export type DefinitionUnavailable = (typeof DEFINITION_UNAVAILABLE)[number];
 /** Why a definition metric's comparison has no interval or test (the src/stats degenerate reasons). */
 export const COMPARISON_UNAVAILABLE = ['invalid_input', 'insufficient_data', 'zero_variance', 'overflow'] as const;

@@ -62,6 +62,15 @@ export const DefinitionResult = Type.Object({
 }, { description: 'Present when the metric names a metric library definition: it is analysed per the definition (docs/statistics.md)' });
 export type DefinitionResult = Static<typeof DefinitionResult>;
 
+/** The definition another analysis (sequential, Bayesian, sample size, CUPED, daily) used for a metric naming one. */
+const definitionRefFields = {
+  metric_definition_id: Uuid(),
+  version: Type.Integer({ minimum: 1 }),
+  kind: StringEnum(['proportion', 'mean', 'ratio', 'quantile']),
+};
+const DEFINITION_REF = 'Present when the metric names a metric library definition: analysed per the definition (docs/statistics.md)';
+export const DefinitionRef = Type.Object(definitionRefFields, { description: DEFINITION_REF });
+
 export const MetricResult = Type.Object({
   metric_id: Uuid(),
   metric_name: Type.String(),
@@ -158,6 +167,7 @@ export const SequentialBlock = Type.Object({
   early_stop_recommendation: StringEnum(EARLY_STOP),
   at_risk: Type.Boolean(),
   alpha_spending: Type.Array(Type.Never(), { maxItems: 0 }),
+  definition: Type.Optional(DefinitionRef),
 });
 
 export const BayesianBlock = Type.Object({
@@ -184,6 +194,13 @@ export const BayesianBlock = Type.Object({
     decision: Nullable(StringEnum(BAYESIAN_DECISIONS)),
   })),
   bayesian_decision: StringEnum(BAYESIAN_DECISIONS),
+  definition: Type.Optional(Type.Object({
+    ...definitionRefFields,
+    model: StringEnum(['beta_binomial', 'normal'], {
+      description: 'beta_binomial: a proportion, as conversion metrics; normal: a mean or ratio, flat prior (the configured Beta prior is not used), loss_threshold and rope as fractions of the control value',
+    }),
+  }, { description: DEFINITION_REF })),
+  unavailable_reason: Type.Optional(StringEnum(['not_defined_for_quantiles'], { description: 'Why nothing is tested (a quantile definition)' })),
 });
 
 const segmentedFields = {
@@ -197,6 +214,7 @@ const segmentedFields = {
     sample_size: Count,
     metrics: Type.Array(Type.Object({
       metric_id: Uuid(), metric_name: Type.String(), metric_type: Type.String(), is_primary: Type.Boolean(), variants: Type.Array(VariantResult),
+      definition: Type.Optional(DefinitionResult),
     })),
   })),
 };
@@ -236,11 +254,14 @@ export const SampleSizeResult = Type.Object({
   metric_id: Nullable(Uuid()),
   metric_name: Nullable(Type.String()),
   metric_type: Nullable(Type.String()),
-  analysed_as: StringEnum(['conversion']),
+  analysed_as: StringEnum(['conversion', 'mean', 'ratio'], { description: 'mean and ratio: metric library definitions, planned by the two-means formula (docs/statistics.md)' }),
   guide_only_reasons: Type.Array(StringEnum(GUIDE_ONLY_REASONS)),
   unavailable_reason: Nullable(StringEnum(UNAVAILABLE_REASONS)),
   days_to_significance: Type.Null(),
   projected_completion_date: Type.Null(),
+  baseline_value: Type.Optional(Num('Mean and ratio definitions: the control value the mde is relative to')),
+  baseline_std_dev: Type.Optional(Num('Mean and ratio definitions: the control per-user standard deviation (a ratio: by the delta method)')),
+  definition: Type.Optional(DefinitionRef),
 });
 
 export const CupedResult = Type.Object({
@@ -267,6 +288,7 @@ export const CupedResult = Type.Object({
       is_significant: Type.Boolean(),
       unavailable_reason: Nullable(StringEnum(CUPED_UNAVAILABLE)),
     })),
+    definition: Type.Optional(DefinitionRef),
   })),
   engine_version: Type.String({ default: '1.4.0' }),
   ...BetaStatus,
@@ -308,8 +330,13 @@ export const DailyResults = Type.Object({
       date: Type.String({ format: 'date' }),
       variants: Type.Array(Type.Object({
         variant_id: Uuid(), variant_name: Type.String(), sample_size: Count, conversions: Count, mean: Num(), p_value: Num('Unadjusted, cumulative to the end of the day'),
+        difference: Type.Optional(Num('Definition metrics: treatment value - control value')),
+        difference_ci: Type.Optional(NullableInterval('Definition metrics: interval of difference')),
+        relative_difference: Type.Optional(Num('Definition metrics: treatment value / control value - 1')),
+        relative_ci: Type.Optional(NullableInterval('Definition metrics: interval of relative_difference')),
       })),
     })),
+    definition: Type.Optional(DefinitionRef),
   })),
 });
 

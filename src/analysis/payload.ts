@@ -61,7 +61,9 @@ export function buildResults(
   });
   const primary = primaryMetric(e);
   const primaryTotals = armTotals(snapshot, primary?.event_name ?? '');
-  const plan = sampleSizePlan(e, primaryTotals, options);
+  // A primary metric naming a definition is planned, tested sequentially and analysed Bayesian-wise per the definition.
+  const primaryNamed = primary ? definitions.get(primary.id) : undefined;
+  const plan = sampleSizePlan(e, primaryTotals, options, primary, primaryNamed);
   // The sample-ratio checks count every assignment, excluded users included: randomisation assigned them.
   const everyAssignment = [...snapshot.assignments, ...(snapshot.excludedAssignments ?? [])];
   const srm = srmBlock(e, assignedUsers({ assignments: everyAssignment, metrics: {} }), {
@@ -85,8 +87,8 @@ export function buildResults(
     summary,
     sample_size_adequate: plan.is_adequate,
     srm,
-    sequential_testing: e.sequential_testing_enabled ? sequentialBlock(e, primaryTotals, storedSequentialAlpha(e), firstTreatment) : null,
-    bayesian_results: e.bayesian_enabled ? bayesianBlock(e, primaryTotals) : null,
+    sequential_testing: e.sequential_testing_enabled ? sequentialBlock(e, primaryTotals, storedSequentialAlpha(e), firstTreatment, primary, primaryNamed) : null,
+    bayesian_results: e.bayesian_enabled ? bayesianBlock(e, primaryTotals, primary, primaryNamed) : null,
     breakdown,
     diagnostics: diagnosticsOf(e, snapshot),
   };

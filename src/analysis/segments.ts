@@ -7,9 +7,13 @@ import { bonferroni } from '../stats/index.js';
 import type { CorrectionMethod } from './domain.js';
 import type { ExperimentSettings } from './types.js';
 import { alphaFor, meanOf, metricKind, variantResults } from './compare.js';
-import type { SegmentStats } from './types.js';
+import type { DefinitionSettings, SegmentStats } from './types.js';
+import { definitionMetricResult } from './definitions.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
 import type { Breakdown, SegmentCounts } from './model.js';
+
+/** Per metric id naming a definition: the definition and, per segment value and variant id, its per-user rows. */
+export type DefinitionSegments = Map<string, { definition: DefinitionSettings; rows: Map<string | null, Map<string, number[][]>> }>;
 
 /** Segments listed at most, the largest first; the rest are counted in segments_omitted. */
 export const MAX_SEGMENTS = 50;
@@ -46,14 +50,23 @@ export type SegmentMetric = Breakdown['segments'][number]['metrics'][number];
  */
 export function segmentedResults(
   e: ExperimentSettings, attribute: string, statsByEvent: Map<string, SegmentStats[]>, confidenceLevel: number,
+  named: DefinitionSegments = new Map(),
 ): SegmentedResults {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);
   const alpha = alphaFor(confidenceLevel);
   const perSegment = segments.map((segment) => ({ segment, sample_size: 0, metrics: [] as SegmentMetric[] }));
+  const users = bySegment(allRows);
   for (const metric of e.metrics) {
     const grouped = bySegment(statsByEvent.get(metric.event_name) ?? []);
-    const raw = segments.map((s) => variantResults(metricKind(metric.metric_type), e.variants, grouped.get(s) ?? new Map(), 'none' as CorrectionMethod, confidenceLevel));
+    const defined = named.get(metric.id);
+    // A definition metric: analysed per the definition within each segment (its block kept), uncorrected before Bonferroni.
+    const definitionResults = defined && segments.map((s) => definitionMetricResult(metric, defined.definition, e.variants.map((v) => ({
+      variantId: v.id, users: users.get(s)?.get(v.id)?.users ?? 0, rows: defined.rows.get(s)?.get(v.id) ?? [],
+    })), e.variants, { correction_method: 'none', confidence_level: confidenceLevel }));
+    const raw = definitionResults
+      ? definitionResults.map((r) => r.variants)
+      : segments.map((s) => variantResults(metricKind(metric.metric_type), e.variants, grouped.get(s) ?? new Map(), 'none' as CorrectionMethod, confidenceLevel));
     for (const v of e.variants.filter((x) => !x.is_control)) {
       const cells = raw.map((results) => results.find((r) => r.variant_id === v.id)!);
       const adjusted = bonferroni(cells.map((c) => c.p_value ?? 1));
@@ -64,7 +77,8 @@ export function segmentedResults(
     }
     raw.forEach((variants, i) => {
       perSegment[i].sample_size = variants.reduce((n, v) => n + v.sample_size, 0);
-      perSegment[i].metrics.push({ ...metricHeader(metric), variants });
+      const definition = definitionResults?.[i].definition;
+      perSegment[i].metrics.push({ ...metricHeader(metric), variants, ...(definition ? { definition } : {}) });
     });
   }
   return {

@@ -125,3 +125,7 @@ export {
   type QuantileComparison,
   type QuantileDegenerateReason,
 } from './quantile.js';
+export { msprtNormal, confidenceSequenceNormal, type NormalDifference } from './sequential.js';
+export { normalBayes, normalInterval, type NormalArm, type NormalBayesResult, type NormalBayesReason } from './bayesian-normal.js';
+export { sampleSizeTwoMeans, achievedPowerTwoMeans } from './power-means.js';
+export { cupedCompareRatios, type RatioCupedStats, type RatioCupedResult } from './cuped-ratio.js';

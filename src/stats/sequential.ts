@@ -75,8 +75,24 @@ function varianceOf(i: MsprtInput): number {
   return (pc * (1 - pc)) / i.controlN + (pt * (1 - pt)) / i.treatmentN;
 }
 
-/** mSPRT always-valid p-value for the difference of two proportions. */
-export function msprtTwoProportions(input: MsprtInput): MsprtResult {
+/**
+ * A difference of two asymptotically normal estimates, d, with its plug-in variance V (the mixture above applies to any
+ * such estimate: Johari, Pekelis & Walsh 2017, section 4): two proportions here, and the means, capped means and ratios
+ * (delta-method variance) of metric library definitions.
+ */
+export interface NormalDifference {
+  difference: number;
+  /** plug-in variance of `difference` */
+  variance: number;
+  /** variance of the normal mixing distribution over the true difference (> 0) */
+  tauSquared: number;
+}
+
+const validNormal = (i: NormalDifference): boolean =>
+  Number.isFinite(i.difference) && Number.isFinite(i.tauSquared) && i.tauSquared > 0 && i.variance >= 0;
+
+/** mSPRT always-valid p-value for a normal difference (d, V, tau2); V not finite or negative: 'invalid_input'. */
+export function msprtNormal(input: NormalDifference): MsprtResult {
   const empty: MsprtResult = {
     difference: null,
     variance: null,
@@ -86,9 +102,9 @@ export function msprtTwoProportions(input: MsprtInput): MsprtResult {
     always_valid_p: 1,
     reason: null,
   };
-  if (!validInput(input)) return { ...empty, reason: 'invalid_input' };
-  const d = input.treatmentRate - input.controlRate;
-  const v = varianceOf(input);
+  if (!validNormal(input)) return { ...empty, reason: 'invalid_input' };
+  const d = input.difference;
+  const v = input.variance;
   if (!Number.isFinite(v)) return { ...empty, reason: 'invalid_input' };
   if (!(v > 0)) return { ...empty, difference: d, variance: 0, reason: 'zero_variance' };
   const tau2 = input.tauSquared;
@@ -106,6 +122,18 @@ export function msprtTwoProportions(input: MsprtInput): MsprtResult {
     always_valid_p: Math.min(1, Math.exp(-logLambda)),
     reason: null,
   };
+}
+
+/** The two proportions' difference and its unpooled variance; null on invalid input. */
+function normalOfProportions(input: MsprtInput): NormalDifference | null {
+  if (!validInput(input)) return null;
+  return { difference: input.treatmentRate - input.controlRate, variance: varianceOf(input), tauSquared: input.tauSquared };
+}
+
+/** mSPRT always-valid p-value for the difference of two proportions. */
+export function msprtTwoProportions(input: MsprtInput): MsprtResult {
+  const normal = normalOfProportions(input);
+  return normal ? msprtNormal(normal) : msprtNormal({ difference: NaN, variance: NaN, tauSquared: NaN });
 }
 
 /** mSPRT from raw counts (rates = conversions / n). */
@@ -127,6 +155,11 @@ export function msprtFromCounts(
 
 /** Always-valid (1 - alpha) confidence sequence for p_t - p_c (normal mixture; see above). */
 export function confidenceSequenceTwoProportions(input: MsprtInput, alpha = 0.05): ConfidenceSequenceResult {
+  return confidenceSequenceNormal(normalOfProportions(input) ?? { difference: NaN, variance: NaN, tauSquared: NaN }, alpha);
+}
+
+/** Always-valid (1 - alpha) confidence sequence for a normal difference (d, V, tau2). */
+export function confidenceSequenceNormal(input: NormalDifference, alpha = 0.05): ConfidenceSequenceResult {
   const empty: ConfidenceSequenceResult = {
     difference: null,
     lower: null,
@@ -135,11 +168,11 @@ export function confidenceSequenceTwoProportions(input: MsprtInput, alpha = 0.05
     alpha: Number.isFinite(alpha) && alpha > 0 && alpha < 1 ? alpha : null,
     reason: null,
   };
-  if (!validInput(input) || !(Number.isFinite(alpha) && alpha > 0 && alpha < 1)) {
+  if (!validNormal(input) || !(Number.isFinite(alpha) && alpha > 0 && alpha < 1)) {
     return { ...empty, reason: 'invalid_input' };
   }
-  const d = input.treatmentRate - input.controlRate;
-  const v = varianceOf(input);
+  const d = input.difference;
+  const v = input.variance;
   if (!Number.isFinite(v)) return { ...empty, reason: 'invalid_input' };
   if (!(v > 0)) return { ...empty, difference: d, reason: 'zero_variance' };
   const tau2 = input.tauSquared;

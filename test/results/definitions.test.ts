@@ -177,7 +177,8 @@ describe('results of metric library definitions', () => {
     expect(dv.difference_ci.lower).toBeCloseTo(r.ci_lower!, 12);
     expect(dv.difference_ci.upper).toBeCloseTo(r.ci_upper!, 12);
     expect(dv.unavailable_reason).toBeNull();
-    expect(m.definition).toMatchObject({ sequential_unavailable_reason: 'primary_conversion_only', cuped_unavailable_reason: 'not_implemented_for_definitions' });
+    // Sequential testing and CUPED are defined for ratios (the delta method's), so no reason is given.
+    expect(m.definition).toMatchObject({ sequential_unavailable_reason: null, cuped_unavailable_reason: null });
   });
 
   it('capped mean: winsorized at the pooled 90th percentile, the cap and the users touched reported', async () => {
@@ -230,7 +231,7 @@ describe('results of metric library definitions', () => {
     expect(dv.difference_ci.lower).toBeCloseTo(q.ci_lower!, 12);
     expect(dv.relative_ci.upper).toBeCloseTo(q.relative_ci_upper!, 12);
     expect(armOf(m, treatment).p_value).toBeCloseTo(q.p_value, 12);
-    expect(m.definition.sequential_unavailable_reason).toBe('not_defined_for_quantiles');
+    expect(m.definition).toMatchObject({ sequential_unavailable_reason: 'not_defined_for_quantiles', cuped_unavailable_reason: 'not_defined_for_quantiles' });
   });
 
   it('an edit of a definition takes effect at the next analysis, with its new version recorded', async () => {

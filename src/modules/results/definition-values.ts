@@ -9,6 +9,7 @@ import type { DefinitionInputs } from '../../analysis/payload.js';
 import type { AssignmentDay, DefinitionSettings, EventAggregate, VariantUserValues } from '../../analysis/types.js';
 import type { Executor } from '../../db/client.js';
 import { armStats, type UserTotals } from '../tracking/read-model.js';
+import { namedMetrics } from './definition-loads.js';
 import type { AnalysedExperiment } from './experiment.js';
 import type { createReader, UserTotalsSink } from './read.js';
 import { rangesFor } from './rollup.js';
@@ -16,13 +17,8 @@ import { rangesFor } from './rollup.js';
 type Named = Array<{ metricId: string; definition: DefinitionSettings }>;
 
 /** The metrics that name one of `definitions`, each with it. */
-export function namedDefinitions(e: AnalysedExperiment, definitions: DefinitionSettings[]): Named {
-  const byId = new Map(definitions.map((d) => [d.id, d]));
-  return e.metrics.flatMap((m) => {
-    const definition = m.metric_definition_id ? byId.get(m.metric_definition_id) : undefined;
-    return definition ? [{ metricId: m.id, definition }] : [];
-  });
-}
+export const namedDefinitions = (e: AnalysedExperiment, definitions: DefinitionSettings[]): Named =>
+  namedMetrics(e, definitions).map(({ metric, definition }) => ({ metricId: metric.id, definition }));
 
 /** What a snapshot read should gather for these definitions: every event their aggregates read, with sums if one sums. */
 export function sinkFor(e: AnalysedExperiment, named: Named): UserTotalsSink | undefined {

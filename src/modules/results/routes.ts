@@ -6,6 +6,7 @@ import {
   BayesianResult,
   CupedResult,
   DailyResults,
+  MetricQuery,
   ResultsParams,
   ResultsPayload,
   ResultsQuery,
@@ -72,17 +73,17 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
       params: ResultsParams, querystring: SequentialQuery,
       response: { ...COMPUTING, 200: SequentialResult, ...errorResponses(401, 404, 422) },
     },
-  }, (req) => results.sequential(req.params.experiment_id, req.query.alpha));
+  }, (req) => results.sequential(req.params.experiment_id, req.query));
 
   app.get('/:experiment_id/bayesian', {
     config: { access: READ },
     schema: {
       tags, operationId: 'readBayesianResults', summary: 'Beta-Binomial analysis (only when bayesian_enabled)',
       description: 'Any signed-in role. The Beta-Binomial analysis of an experiment with bayesian_enabled: per treatment prob_beat_control, expected_loss and rope_probability, and the decision. Not enabled, or no metric and control to analyse, is 400.',
-      params: ResultsParams,
+      params: ResultsParams, querystring: MetricQuery,
       response: { ...COMPUTING, 200: BayesianResult, ...errorResponses(400, 401, 404, 422) },
     },
-  }, (req) => results.bayesian(req.params.experiment_id));
+  }, (req) => results.bayesian(req.params.experiment_id, req.query));
 
   app.post('/:experiment_id/post-stratification', {
     config: { access: READ },

@@ -61,16 +61,24 @@ export const SrmSettings = Type.Object({
 });
 export type SrmSettings = Static<typeof SrmSettings>;
 
+/** The metric an analysis is of; default: the primary metric. */
+const metricId = {
+  metric_id: Type.Optional(Uuid({ description: "One of the experiment's metrics (404 when it has none of this id); default: the primary metric" })),
+};
+export const MetricQuery = Type.Object(metricId);
+
 export const SampleSizeQuery = Type.Object({
   baseline_conversion_rate: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: "Default: the control's observed rate" })),
   mde: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1, description: 'Relative minimum detectable effect; default: primary metric expected_effect when in (0, 1), else 0.05' })),
   confidence_level: Type.Optional(ConfidenceLevel),
   power_target: Type.Optional(Type.Number({ minimum: 0.5, maximum: 0.99, description: 'Default 0.80' })),
   correction_method: Type.Optional(StringEnum(CORRECTION_METHODS, { description: 'bonferroni and benjamini_hochberg plan each comparison at alpha / (variants - 1)' })),
+  ...metricId,
 });
 
 export const SequentialQuery = Type.Object({
   alpha: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 0.2, description: 'Overrides the stored alpha' })),
+  ...metricId,
 });
 
 export const SequentialResult = Type.Object({
@@ -80,6 +88,7 @@ export const SequentialResult = Type.Object({
   sequential: Nullable(SequentialBlock),
   at_risk: Type.Boolean(),
   alpha_spending: Type.Array(Type.Never(), { maxItems: 0 }),
+  unavailable_reason: Type.Optional(StringEnum(['not_defined_for_quantiles'], { description: 'Why `sequential` is null for a metric naming a quantile definition' })),
   ...GaStatus,
   computed_at: DateTime(),
 });

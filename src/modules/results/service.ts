@@ -1,14 +1,11 @@
 import { createHash } from 'node:crypto';
-import { bayesianBlock } from '../../analysis/bayesian.js';
 import { metricKind } from '../../analysis/compare.js';
 import { covariateOf, cupedMetric } from '../../analysis/cuped.js';
 import { dailyResults } from '../../analysis/daily.js';
 import { ENGINE_VERSION } from '../../analysis/domain.js';
-import { buildResults, storedSequentialAlpha, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
+import { buildResults, type DefinitionInputs, type ResultsOptions } from '../../analysis/payload.js';
 import type { DefinitionSettings } from '../../analysis/types.js';
-import { PlanRefused, sampleSizePlan, type SampleSizeQuery } from '../../analysis/sample-size.js';
 import { segmentCounts, segmentedResults, type SegmentedResults } from '../../analysis/segments.js';
-import { sequentialBlock } from '../../analysis/sequential.js';
 import { armTotals, controlOf, primaryMetric, treatmentsOf, type Metric } from '../../analysis/snapshot.js';
 import type { Db } from '../../db/client.js';
 import type { AuditActor, AuditLog } from '../../platform/audit.js';
@@ -24,6 +21,9 @@ import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createFreshness, type Fresh } from './freshness.js';
 import { createSrmGuard } from './srm-guard.js';
+import { createAnalyses, METRIC_NOT_FOUND } from './analyses.js';
+import { createCuped } from './cuped.js';
+import { createDefinitionLoads, namedMetrics } from './definition-loads.js';
 import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
@@ -31,13 +31,10 @@ export { RESULTS_COMPUTING, RESULTS_COMPUTING_RETRY_SECONDS, RESULTS_ROLLUP_REQU
 import { createReader, RESULTS_ROLLUP_REQUESTED, type UserTotalsSink } from './read.js';
 import { definitionInputs, namedDefinitions, sinkFor } from './definition-values.js';
 
-export const BAYESIAN_NOT_ENABLED = 'Bayesian analysis is not enabled for this experiment';
-export const BAYESIAN_NEEDS_METRIC_AND_CONTROL = 'Bayesian analysis needs a metric and a control variant';
 export const SEGMENTS_OF_DRAFT = 'Segment breakdown is not available for a draft experiment';
-export const METRIC_NOT_FOUND = 'Metric not found';
+export { BAYESIAN_NEEDS_METRIC_AND_CONTROL, BAYESIAN_NOT_ENABLED, METRIC_NOT_FOUND } from './analyses.js';
 export const POST_STRATIFICATION_NOT_IMPLEMENTED = 'Post-stratification is not implemented';
-export const CUPED_NOTICE =
-  'Beta: CUPED adjusts conversion metrics with a pooled within-variant regression on pre-exposure events; the method may change.';
+export { CUPED_NOTICE } from './cuped.js';
 
 /** Spec, "Caching": results are cached 5 minutes while the experiment runs, 24 hours otherwise. */
 export const LIVE_TTL_SECONDS = 300;
@@ -162,8 +159,11 @@ export function createResultsService(deps: ResultsDeps) {
     confidence_level: q.confidence_level === undefined ? e.confidence_level : Math.round(q.confidence_level * 1000) / 1000,
   });
 
+  const definitionLoads = createDefinitionLoads(consistentRead);
   async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
-    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel);
+    const named = namedMetrics(e, await definitionsOf(e));
+    const definitionRows = named.length ? await definitionLoads.bySegment(e, attribute, named) : undefined;
+    return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel, definitionRows);
   }
 
   /** The definitions the experiment's metrics name, as stored now (none without a metric library). */
@@ -224,19 +224,17 @@ export function createResultsService(deps: ResultsDeps) {
     await srm.onRollup(e, payload.srm);
   }
 
-  /** Per conversion metric id, the CUPED sums with the covariate counted as its metric type counts. */
-  const loadCupedSums = (e: AnalysedExperiment, covariate: Metric, metrics: Metric[]) =>
-    consistentRead(e, async (tx, _marks, excluded) => {
-      const kind = metricKind(covariate.metric_type);
-      const out = new Map<string, store.CupedSums[]>();
-      for (const m of metrics) {
-        const sums = await armStats.cupedSums(
-          tx, e.id, m.event_name, covariate.event_name, kind === 'conversion' ? 'indicator' : kind, excluded,
-        );
-        out.set(m.id, sums);
-      }
-      return out;
-    });
+  const cupedOf = createCuped({ clock, consistentRead });
+
+  const analyses = createAnalyses({
+    clock,
+    experiment,
+    snapshot: async (e) => (await snapshotOf(e, true)).value,
+    named: async (e, metric) => {
+      const definitions = (await definitionsOf(e)).filter((d) => d.id === metric.metric_definition_id);
+      return (await definitionInputs(e, namedDefinitions(e, definitions), { consistentRead }, parallel)).get(metric.id);
+    },
+  });
 
   return {
     results,
@@ -252,42 +250,7 @@ export function createResultsService(deps: ResultsDeps) {
       return { message: 'Cached results cleared' };
     },
 
-    async sampleSize(id: string, q: SampleSizeQuery) {
-      const e = await experiment(id);
-      const snapshot = (await snapshotOf(e, true)).value;
-      try {
-        return sampleSizePlan(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), q);
-      } catch (err) {
-        if (err instanceof PlanRefused) throw new Unprocessable({ type: 'value_error', loc: ['query', err.field], msg: err.message });
-        throw err;
-      }
-    },
-
-    async sequential(id: string, alpha: number | undefined) {
-      const e = await experiment(id);
-      const snapshot = (await snapshotOf(e, true)).value;
-      const effective = alpha ?? storedSequentialAlpha(e);
-      const block = sequentialBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''), effective, treatmentsOf(e));
-      return {
-        experiment_id: e.id,
-        alpha: effective,
-        alpha_source: alpha === undefined ? ('experiment' as const) : ('request' as const),
-        sequential: block,
-        at_risk: block?.at_risk ?? false,
-        alpha_spending: [] as never[],
-        analysis_status: 'ga' as const,
-        computed_at: clock.now().toISOString(),
-      };
-    },
-
-    async bayesian(id: string) {
-      const e = await experiment(id);
-      if (!e.bayesian_enabled) throw new BadRequest(BAYESIAN_NOT_ENABLED);
-      const snapshot = (await snapshotOf(e, true)).value;
-      const block = bayesianBlock(e, armTotals(snapshot, primaryMetric(e)?.event_name ?? ''));
-      if (!block) throw new BadRequest(BAYESIAN_NEEDS_METRIC_AND_CONTROL);
-      return { experiment_id: e.id, ...block, analysis_status: 'ga' as const, computed_at: clock.now().toISOString() };
-    },
+    ...analyses,
 
     async postStratification(id: string): Promise<never> {
       await experiment(id);
@@ -296,26 +259,8 @@ export function createResultsService(deps: ResultsDeps) {
 
     async cuped(id: string) {
       const e = await experiment(id);
-      return cached(liveKey(e, 'cuped'), ttl(e), true, async () => {
-        const covariate = covariateOf(e);
-        const conversionMetrics = e.metrics.filter((m) => metricKind(m.metric_type) === 'conversion');
-        const covariateMetric = 'metric' in covariate ? covariate.metric : null;
-        const reason = 'reason' in covariate ? covariate.reason : controlOf(e) ? null : ('no_control' as const);
-        const sums = covariateMetric && reason === null ? await loadCupedSums(e, covariateMetric, conversionMetrics) : new Map<string, store.CupedSums[]>();
-        return {
-          experiment_id: e.id,
-          covariate_metric_id: covariateMetric?.id ?? null,
-          covariate_metric_name: covariateMetric?.name ?? null,
-          correction_method: e.correction_method,
-          confidence_level: e.confidence_level,
-          unavailable_reason: reason,
-          metrics: conversionMetrics.map((m) => cupedMetric(e, m, sums.get(m.id) ?? [], reason)),
-          engine_version: ENGINE_VERSION,
-          analysis_status: 'beta' as const,
-          analysis_notice: CUPED_NOTICE,
-          computed_at: clock.now().toISOString(),
-        };
-      });
+      const definitions = await definitionsOf(e);
+      return cached(liveKey(e, `cuped${definitionsKey(definitions)}`), ttl(e), true, () => cupedOf(e, definitions));
     },
 
     /** Counts per segment (no test); a draft has no assignments to break down (400). */
@@ -334,8 +279,10 @@ export function createResultsService(deps: ResultsDeps) {
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
     async daily(id: string) {
       const e = await experiment(id);
-      const compute = async () => dailyResults(e, (await snapshotOf(e, false)).value, clock.now());
-      return deps.cacheEnabled ? cached(routeKey(id, 'daily'), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
+      const definitions = await definitionsOf(e);
+      const compute = async () =>
+        dailyResults(e, (await snapshotOf(e, false)).value, clock.now(), await definitionLoads.byDay(e, namedMetrics(e, definitions)));
+      return deps.cacheEnabled ? cached(routeKey(id, `daily${definitionsKey(definitions)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** GET /experiments/{id}/segmented-results/{segment_by}: tested per segment, at the stored level. */
@@ -344,7 +291,8 @@ export function createResultsService(deps: ResultsDeps) {
       const compute = async () => ({
         experiment_id: e.id, ...(await segmented(e, attribute, e.confidence_level)), analysis_status: 'ga' as const, computed_at: clock.now().toISOString(),
       });
-      return deps.cacheEnabled ? cached(routeKey(id, `segmented:${keyPart(attribute)}`), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
+      const key = `segmented:${keyPart(attribute)}${definitionsKey(await definitionsOf(e))}`;
+      return deps.cacheEnabled ? cached(routeKey(id, key), EXPERIMENT_ROUTE_TTL_SECONDS, true, compute) : compute();
     },
 
     /** For the interactions module: experiment A's metric among users in both experiments, per variant pair. */

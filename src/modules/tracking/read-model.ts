@@ -15,6 +15,8 @@ export type {
  * rollup and reads, in one repeatable-read snapshot): each takes the caller's executor first.
  */
 export { armStats };
+/** Per-user values of definitions with a covariate, by segment and by day (CUPED, segmented and daily results). */
+export * as definitionReads from './definition-reads.js';
 
 /**
  * Tracking's stored assignments and events as other modules may use them: counts (bandit, guarded rollouts, interactions, export),
