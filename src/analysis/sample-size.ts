@@ -120,16 +120,17 @@ export function sampleSizePlan(
     if (fromRequest) throw refuse(EFFECT_TOO_SMALL);
     return unavailable('effect_too_small');
   }
-  const required = size.value.n_per_variant;
   return {
-    ...result,
-    required_sample_size_per_variant: required,
-    is_adequate: current >= required,
-    achieved_power: finite(achievedPower(baseline, target, current, alpha).value),
+    ...sized(result, size.value.n_per_variant, current, achievedPower(baseline, target, current, alpha).value),
     baseline_rate: baseline,
     mde_absolute: finite(target - baseline),
   };
 }
+
+/** A plan with its size: adequate when the smallest variant reached it. */
+const sized = (result: SampleSizeResult, required: number, current: number, power: number | null): SampleSizeResult => ({
+  ...result, required_sample_size_per_variant: required, is_adequate: current >= required, achieved_power: finite(power),
+});
 
 /**
  * A mean or ratio definition: n = 2σ²(z_{1−α/2} + z_power)²/δ² with δ = mde × the control's value and σ² the control's
@@ -143,11 +144,5 @@ function meanPlan(result: SampleSizeResult, control: ValueArm | undefined, alpha
   const planned = { ...result, baseline_value: control.value, baseline_std_dev: finite(Math.sqrt(sigma2)), mde_absolute: finite(effect) };
   const size = sampleSizeTwoMeans(sigma2, effect, alpha, power);
   if (size.value === null) return { ...planned, unavailable_reason: 'effect_too_small' };
-  const required = size.value.n_per_variant;
-  return {
-    ...planned,
-    required_sample_size_per_variant: required,
-    is_adequate: current >= required,
-    achieved_power: finite(achievedPowerTwoMeans(sigma2, effect, current, alpha).value),
-  };
+  return sized(planned, size.value.n_per_variant, current, achievedPowerTwoMeans(sigma2, effect, current, alpha).value);
 }

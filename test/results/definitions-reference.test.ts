@@ -100,7 +100,8 @@ describe('five definitions used by two experiments, against numpy/SciPy', () => 
       ]));
       runs.push({ e, expected: x.expected });
     }
-  });
+    // Two experiments' assignments and events through the API: more than the default hook time on a loaded machine.
+  }, 300_000);
 
   const metricOf = (payload: Json, kind: string) => payload.metrics.find((m: Json) => m.definition?.metric_definition_id === defs[kind].id);
 
