@@ -161,6 +161,43 @@ describe('files', () => {
     expect(plainJson).toMatchObject({ value_type: 'boolean', variations: null, default_variation: null, off_variation: null, variation_rules: null, variation_split: null });
   });
 
+  it("flag rows are byte for byte the file they were before export took the typed fields from feature-flags' typedFieldsOf", async () => {
+    const created = await t.inject({
+      method: 'POST', url: '/api/v1/feature-flags/', headers: dev.headers,
+      payload: {
+        key: t.unique('bytes'), name: 'Sizes', value_type: 'json', off_variation: 'small',
+        variations: [{ key: 'small', value: { size: 1 } }, { key: 'large', value: { size: 9 } }],
+        variation_split: [{ variation: 'small', weight: 40 }, { variation: 'large', weight: 60 }],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const typed = created.json() as { id: string; key: string };
+    const plain = await flag(10);
+    const csv = (await get(`${E}/feature-flags`)).body;
+    const json = (await get(`${E}/feature-flags?format=json`)).body;
+    const times = new Map(records(csv).map((r) => [r.flag_id, [r.created_at, r.updated_at]]));
+    const [tc, tu] = times.get(typed.id)!;
+    const [pc, pu] = times.get(plain.id)!;
+    const lineOf = (id: string) => csv.split('\r\n').find((l) => l.startsWith(`${id},`));
+    expect(lineOf(typed.id)).toBe(
+      `${typed.id},${typed.key},Sizes,INACTIVE,0,0,0,0,${tc},${tu},json,` +
+      '"[{""key"":""small"",""value"":{""size"":1}},{""key"":""large"",""value"":{""size"":9}}]",,small,,' +
+      '"[{""variation"":""small"",""weight"":40},{""variation"":""large"",""weight"":60}]"',
+    );
+    expect(lineOf(plain.id)).toBe(`${plain.id},${plain.key},New nav,INACTIVE,10,0,0,0,${pc},${pu},boolean,,,,,`);
+    expect(json).toContain(
+      `{"flag_id":"${typed.id}","flag_key":"${typed.key}","flag_name":"Sizes","status":"INACTIVE","rollout_percentage":0,` +
+      `"total_evaluations":0,"enabled_evaluations":0,"enabled_rate":0,"created_at":"${tc}","updated_at":"${tu}","value_type":"json",` +
+      '"variations":[{"key":"small","value":{"size":1}},{"key":"large","value":{"size":9}}],"default_variation":null,"off_variation":"small",' +
+      '"variation_rules":null,"variation_split":[{"variation":"small","weight":40},{"variation":"large","weight":60}]}',
+    );
+    expect(json).toContain(
+      `{"flag_id":"${plain.id}","flag_key":"${plain.key}","flag_name":"New nav","status":"INACTIVE","rollout_percentage":10,` +
+      `"total_evaluations":0,"enabled_evaluations":0,"enabled_rate":0,"created_at":"${pc}","updated_at":"${pu}","value_type":"boolean",` +
+      '"variations":null,"default_variation":null,"off_variation":null,"variation_rules":null,"variation_split":null}',
+    );
+  });
+
   it('quotes formula-looking text cells; numbers stay as they are', async () => {
     const names = ['=HYPERLINK("http://x")', '+1', '-2', '@SUM(A1)', '\tTab', '\rCR', 'a,b "c"'];
     const ids = new Map<string, string>();

@@ -3,6 +3,7 @@ import { STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/pagi
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
+import { typedFieldsOf } from '../feature-flags/service.js';
 import { csvLine, type Cell } from '../../platform/csv.js';
 import { parsePeriod, periodBounds } from './period.js';
 import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
@@ -64,21 +65,16 @@ export interface ExperimentRecord {
   createdAt: string;
 }
 
-export interface FlagRecord {
+/** A flag as the flags module's export page gives it: its typed fields as stored (feature-flags' `typedFieldsOf` reads them). */
+export type FlagRecord = Parameters<typeof typedFieldsOf>[0] & {
   id: string;
   key: string;
   name: string;
   status: FlagRow['status'];
   rolloutPercentage: number;
-  valueType: FlagRow['value_type'];
-  variations: unknown;
-  defaultVariation: string | null;
-  offVariation: string | null;
-  variationRules: unknown;
-  variationSplit: unknown;
   createdAt: string;
   updatedAt: string;
-}
+};
 
 type Totals = { assignments: number; events: number };
 
@@ -171,12 +167,7 @@ function flagRow(f: FlagRecord, totalEvaluations: number): FlagRow {
     enabled_rate: 0.0,
     created_at: f.createdAt,
     updated_at: f.updatedAt,
-    value_type: f.valueType,
-    variations: f.variations ?? null,
-    default_variation: f.defaultVariation,
-    off_variation: f.offVariation,
-    variation_rules: f.variationRules ?? null,
-    variation_split: f.variationSplit ?? null,
+    ...typedFieldsOf(f),
   };
 }
 
