@@ -71,7 +71,7 @@ const interval = ([lower, upper]: [number | null | undefined, number | null | un
 };
 
 /** Column `i` of every row, padded with zeros for the analysed users without events. */
-function perUser(arm: VariantUserValues | undefined, i: number, pad: boolean): number[] {
+export function perUser(arm: VariantUserValues | undefined, i: number, pad: boolean): number[] {
   const values = (arm?.rows ?? []).map((r) => r[i]);
   if (pad) for (let k = values.length; k < (arm?.users ?? 0); k += 1) values.push(0);
   return values;
@@ -80,6 +80,11 @@ function perUser(arm: VariantUserValues | undefined, i: number, pad: boolean): n
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 const sumSq = (xs: readonly number[]) => xs.reduce((a, b) => a + b * b, 0);
 const dot = (xs: readonly number[], ys: readonly number[]) => xs.reduce((a, x, i) => a + x * ys[i], 0);
+/** The delta method's sufficient statistics of per-user numerators and denominators (src/stats/ratio.ts). */
+export const ratioStatsOf = (x: readonly number[], y: readonly number[]) =>
+  ({ n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) });
+/** n, sum and sum of squares of per-user values. */
+export const sampleOf = (x: readonly number[]) => ({ n: x.length, sum: sum(x), sum_squares: sumSq(x) });
 
 /** Every variant's values from the per-arm comparisons (control: none), p-values corrected over the treatments. */
 function assemble(
@@ -187,9 +192,7 @@ function ratio(
   const ys = variants.map((v) => perUser(data.get(v.id), 1, true));
   const capped = capGroups(xs, d.capping);
   const stats = new Map(variants.map((v, i) => {
-    const x = capped?.groups[i].values ?? xs[i];
-    const y = ys[i];
-    return [v.id, { n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) }];
+    return [v.id, ratioStatsOf(capped?.groups[i].values ?? xs[i], ys[i])];
   }));
   const arms = new Map(variants.map((v, i) => {
     const s = stats.get(v.id)!;

@@ -21,18 +21,19 @@ export async function findDefinitionForUpdate(db: Executor, id: string): Promise
 }
 
 /**
- * Shared row locks on the definitions an experiment is about to reference: a concurrent delete (which takes the row
+ * Shared row locks on the definitions an experiment or a rollout schedule's guardrails are about to reference, with
+ * their kinds: a concurrent delete (which takes the row
  * for update) waits for the referencing write to commit and then sees it, or the write finds the definition gone.
  */
-export async function existingIdsForShare(db: Executor, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
+export async function existingIdsForShare(db: Executor, ids: string[]): Promise<Map<string, MetricKind>> {
+  if (ids.length === 0) return new Map();
   const rows = await db
-    .select({ id: metricDefinitions.id })
+    .select({ id: metricDefinitions.id, kind: metricDefinitions.kind })
     .from(metricDefinitions)
     .where(inArray(metricDefinitions.id, ids))
     .orderBy(metricDefinitions.id)
     .for('share');
-  return new Set(rows.map((r) => r.id));
+  return new Map(rows.map((r) => [r.id, r.kind]));
 }
 
 export async function nameTaken(db: Executor, name: string, exceptId?: string): Promise<boolean> {

@@ -33,7 +33,9 @@ import {
 } from './counting.js';
 
 export { ALL_TIME, type CreatedWindow, type UserRange, type VariantMetricStats };
-export { guardrailCounts, type EventCountStats, type GuardrailCounts, type GuardrailWindows } from './guardrail-counts.js';
+export {
+  guardrailCounts, guardrailUserValues, type EventCountStats, type GroupUserValues, type GuardrailCounts, type GuardrailValueWindows, type GuardrailWindows,
+} from './guardrail-counts.js';
 
 // ---- Assignments: users per variant and day, context values, users with a conflicting exposure ----
 
