@@ -208,7 +208,7 @@ export function createServices(deps: PlatformDeps) {
   const workspaces = createWorkspacesService({ db, users });
   const etl = createEtlService({ db, audit, config: platform.etl, glue: createGlueClient(platform.etl) });
   const splitUrl = createSplitUrlService({ experiments });
-  const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, tracking: trackingData });
+  const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, definitions: metricDefinitions, tracking: trackingData });
 
   const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
   const warehouse = createWarehouseService({

@@ -331,9 +331,12 @@ describe('reports', () => {
         [control.id]: { sampleSize: 100, conversions: 10, mean: 0.1, pValue: null, isSignificant: false, relativeImprovementPct: null },
         [treatment.id]: { sampleSize: 100, conversions: 20, mean: 0.2, pValue: 0.03, isSignificant: true, relativeImprovementPct: 100 },
       },
+      definitionMetrics: [],
     };
-    const { experimentsReadModel: experiments, flags, trackingData: tracking } = t.services;
-    const exporter = createExportService({ clock: t.main.clock, results: { exportResults: async (id) => (id === exp.id ? results : null) }, experiments, flags, tracking });
+    const { experimentsReadModel: experiments, flags, trackingData: tracking, metricDefinitions: definitions } = t.services;
+    const exporter = createExportService({
+      clock: t.main.clock, results: { exportResults: async (id) => (id === exp.id ? results : null) }, experiments, flags, definitions, tracking,
+    });
     let text = '';
     for await (const chunk of (await exporter.experimentReport(exp.id, 'csv')).body) text += chunk;
     expect(records(text)).toEqual([

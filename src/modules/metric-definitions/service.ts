@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
+import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type {
   MetricAggregate,
@@ -214,6 +215,16 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
         denominator: row.denominator,
         quantile: row.quantile,
         capping: row.capping,
+      }));
+    },
+
+    /**
+     * For export: definitions created in the period, a page at a time in (created_at, id) order, as the API shows
+     * them but with created_at and updated_at as stored (UTC, no offset, microseconds); `createdAt` is the page cursor.
+     */
+    async exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<Array<MetricDefinitionView & { createdAt: string }>> {
+      return (await store.exportPage(db, period, cursor)).map(({ createdText, updatedText, ...row }) => ({
+        ...toMetricDefinitionView(row), created_at: createdText, updated_at: updatedText, createdAt: createdText,
       }));
     },
 

@@ -1,5 +1,6 @@
-import { and, arrayContains, asc, eq, inArray } from 'drizzle-orm';
+import { and, arrayContains, asc, eq, getTableColumns, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
+import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 import { metricDefinitions, type MetricDefinitionRow, type MetricKind } from '../../db/schema/metric-definitions.js';
 
 export type MetricDefinitionInsert = typeof metricDefinitions.$inferInsert;
@@ -71,4 +72,14 @@ export async function deleteDefinition(db: Executor, id: string): Promise<void> 
 export async function findDefinitions(db: Executor, ids: string[]): Promise<MetricDefinitionRow[]> {
   if (ids.length === 0) return [];
   return db.select().from(metricDefinitions).where(inArray(metricDefinitions.id, ids));
+}
+
+/** For export: one page of definitions created in the period, in (created_at, id) order, with their times as stored. */
+export function exportPage(db: Executor, period: CreatedPeriod, cursor?: Cursor) {
+  return db
+    .select({ ...getTableColumns(metricDefinitions), createdText: storedText(metricDefinitions.createdAt), updatedText: storedText(metricDefinitions.updatedAt) })
+    .from(metricDefinitions)
+    .where(and(inPeriod(metricDefinitions.createdAt, period), afterCursor(metricDefinitions.createdAt, metricDefinitions.id, cursor)))
+    .orderBy(asc(metricDefinitions.createdAt), asc(metricDefinitions.id))
+    .limit(STREAM_PAGE_SIZE);
 }
