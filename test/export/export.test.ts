@@ -9,6 +9,7 @@ import {
   type ExperimentResults,
 } from '../../src/modules/export/service.js';
 import { EXPERIMENT_NOT_FOUND } from '../../src/modules/experiments/service.js';
+import { csvRecords, parseCsv } from '../helpers/csv.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -26,30 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** RFC 4180 reader for the assertions: rows of raw cell text. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
-    else cell += c;
-  }
-  return rows;
-}
-
-function records(text: string): Record<string, string>[] {
-  const [header, ...rows] = parseCsv(text);
-  return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
-}
+const records = csvRecords;
 
 async function experiment(name = 'Checkout') {
   const res = await t.inject({

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_DEFINITION_COLUMNS, METRIC_RESULT_COLUMNS } from '../../src/modules/export/metric-rows.js';
+import { csvRecords } from '../helpers/csv.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 /**
@@ -29,26 +30,7 @@ const post = async (url: string, payload: Json) => {
   return res.json();
 };
 
-/** RFC 4180 rows of raw cell text, as records by the header. */
-function records(text: string): Record<string, string>[] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
-    else cell += c;
-  }
-  const [header, ...body] = rows;
-  return body.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
-}
+const records = csvRecords;
 const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 describe('metric library in exports', () => {

@@ -8,6 +8,7 @@ import {
 import { DUPLICATE_DEFINITION_GUARDRAIL, GUARDRAIL_BOTH_METRICS, GUARDRAIL_NEEDS_METRIC } from '../../src/modules/rollout-schedules/guardrails.js';
 import { GUARDRAIL_DEGRADED } from '../../src/modules/rollout-schedules/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
+import { recordNotices } from '../helpers/fakes.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 /**
@@ -27,18 +28,14 @@ let t: TestApp;
 let dev: TestUser;
 let viewer: TestUser;
 let key: Record<string, string>;
-const notices: Array<{ kind: string; payload: Json }> = [];
+let notices: ReturnType<typeof recordNotices>;
 
 beforeAll(async () => {
   t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
   [dev, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user()]);
   key = (await t.apiKey(dev)).headers;
-  const notifications = t.services.notifications as unknown as { notify: (kind: string, payload: Json) => Promise<unknown> };
-  const notify = notifications.notify.bind(notifications);
-  notifications.notify = (kind, payload) => {
-    notices.push({ kind, payload });
-    return notify(kind, payload);
-  };
+  // Every notification the services send, recorded (and delivered as usual) so the test can await none.
+  notices = recordNotices(t.services);
 });
 afterAll(() => t.close());
 
