@@ -58,7 +58,8 @@ describe('metric library in exports', () => {
     const events: Json[] = [];
     for (let i = 0; i < 40; i++) {
       const user_id = `u${i}`;
-      await post('/api/v1/tracking/assign', { experiment_key: exp.key, user_id }).catch(() => undefined);
+      const assigned = await t.inject({ method: 'POST', url: '/api/v1/tracking/assign', headers: key, payload: { experiment_key: exp.key, user_id } });
+      expect(assigned.statusCode, assigned.body).toBe(200);
       for (let v = 0; v <= i % 3; v++) events.push({ event_type: 'visit', user_id, experiment_key: exp.key });
       if (i % 2 === 0) events.push({ event_type: 'purchase', user_id, experiment_key: exp.key, value: i % 4 === 0 ? 500 : 10 + i });
     }
