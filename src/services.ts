@@ -53,6 +53,7 @@ import { createEtlService, createGlueClient } from './modules/etl/service.js';
 import { createMailer } from './platform/mailer.js';
 import { createLlmClient } from './platform/llm.js';
 import { createRolloutSchedulesService } from './modules/rollout-schedules/service.js';
+import { rolloutSchedulesReadModel } from './modules/rollout-schedules/read-model.js';
 import { createErrorReportsService } from './modules/error-reports/service.js';
 import { createSafetyService } from './modules/safety/service.js';
 import { createMetricsService } from './modules/metrics/service.js';
@@ -142,7 +143,7 @@ export function createServices(deps: PlatformDeps) {
   const flags = createFlagsService({ db, audit, clock, bus, segments, tracking: trackingData, auditLogs, environments });
   const sdk = createSdkService({ snapshot: flags.snapshot, bus });
   const ofrep = createOfrepService({ flags, segments, sdk, apiKeys, bus, clock, secretKey: config.secretKey });
-  const metricDefinitions = createMetricDefinitionsService({ db, audit, clock, experiments: experimentsReadModel });
+  const metricDefinitions = createMetricDefinitionsService({ db, audit, clock, experiments: experimentsReadModel, schedules: rolloutSchedulesReadModel });
   const experiments = createExperimentsService({
     db,
     audit,
@@ -191,6 +192,8 @@ export function createServices(deps: PlatformDeps) {
   const rolloutSchedules = createRolloutSchedulesService({
     db, audit, clock, flags, environments,
     guardrailCounts: trackingData.guardrailCounts,
+    guardrailUserValues: trackingData.guardrailUserValues,
+    definitions: metricDefinitions,
     announce: (notice) => void notifications.notify('rollout_guardrail_decision', notice),
   });
   const errorReports = createErrorReportsService({ db, clock, flags });
@@ -205,7 +208,7 @@ export function createServices(deps: PlatformDeps) {
   const workspaces = createWorkspacesService({ db, users });
   const etl = createEtlService({ db, audit, config: platform.etl, glue: createGlueClient(platform.etl) });
   const splitUrl = createSplitUrlService({ experiments });
-  const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, tracking: trackingData });
+  const dataExport = createExportService({ clock, results, experiments: experimentsReadModel, flags, definitions: metricDefinitions, tracking: trackingData });
 
   const warehouseLog = pino({ level: config.logLevel, name: 'warehouse' });
   const warehouse = createWarehouseService({

@@ -82,6 +82,11 @@ export function perUser(arm: VariantUserValues | undefined, i: number, pad: bool
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 const sumSq = (xs: readonly number[]) => xs.reduce((a, b) => a + b * b, 0);
 const dot = (xs: readonly number[], ys: readonly number[]) => xs.reduce((a, x, i) => a + x * ys[i], 0);
+/** The delta method's sufficient statistics of per-user numerators and denominators (src/stats/ratio.ts). */
+export const ratioStatsOf = (x: readonly number[], y: readonly number[]) =>
+  ({ n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) });
+/** n, sum and sum of squares of per-user values. */
+export const sampleOf = (x: readonly number[]) => ({ n: x.length, sum: sum(x), sum_squares: sumSq(x) });
 
 /** Every variant's values from the per-arm comparisons (control: none), p-values corrected over the treatments. */
 function assemble(

@@ -104,6 +104,8 @@ export interface EventAggregate {
 /** What a metric library definition says to analyse (the metric-definitions module's fields), as of `version`. */
 export interface DefinitionSettings {
   id: string;
+  /** The definition's name (for what names the metric, e.g. a guardrail's notice); not part of the analysis. */
+  name?: string;
   version: number;
   kind: 'proportion' | 'mean' | 'ratio' | 'quantile';
   /** proportion, mean, quantile: the per-user value (proportion: the count, converted when > 0). */

@@ -24,6 +24,8 @@
  * "not degraded" with p = 1.
  */
 
+import { ratioArm, type RatioStats } from './ratio.js';
+
 export type GuardrailDirection = 'lower_is_better' | 'higher_is_better';
 
 /** Per-user values of one sample: number of users, sum and sum of squares of their values. */
@@ -94,28 +96,22 @@ function varianceOf(s: GuardrailSample): number {
   return Math.max(0, (s.sum_squares - s.n * mean * mean) / (s.n - 1));
 }
 
-/** One-sided mSPRT decision for a guardrail metric; see the file comment. */
-export function guardrailMsprt(input: GuardrailInput): GuardrailResult {
-  const { baseline: b, treatment: t, direction, confidence } = input;
-  const rho2 = input.mixingScale ?? DEFAULT_MIXING_SCALE;
-  const valid =
-    validSample(b) && validSample(t) &&
+/** True when the settings every guardrail test takes (direction, confidence, mixing scale) are out of range. */
+function invalidSettings(direction: GuardrailDirection, confidence: number, rho2: number): boolean {
+  return !(
     (direction === 'lower_is_better' || direction === 'higher_is_better') &&
     Number.isFinite(confidence) && confidence > 0 && confidence < 1 &&
-    Number.isFinite(rho2) && rho2 > 0;
-  if (!valid) return { ...EMPTY, reason: 'invalid_input' };
-  const logThreshold = -Math.log1p(-confidence);
-  if (b.n < 2 || t.n < 2) {
-    return {
-      ...EMPTY,
-      baseline_mean: b.n > 0 ? b.sum / b.n : null,
-      treatment_mean: t.n > 0 ? t.sum / t.n : null,
-      log_threshold: logThreshold,
-      reason: 'insufficient_data',
-    };
-  }
-  const mb = b.sum / b.n;
-  const mt = t.sum / t.n;
+    Number.isFinite(rho2) && rho2 > 0
+  );
+}
+
+/**
+ * The decision from the two arms' values (mb, mt), the variance v of their difference and the pooled per-user
+ * variance; shared by the mean (guardrailMsprt) and the ratio (guardrailMsprtRatio) tests.
+ */
+function decide(
+  mb: number, mt: number, v: number, pooled: number, direction: GuardrailDirection, rho2: number, logThreshold: number,
+): GuardrailResult {
   const d = mt - mb;
   // A baseline mean so near zero that the ratio overflows has no meaningful relative difference either.
   const relative = mb !== 0 ? d / mb : NaN;
@@ -123,10 +119,6 @@ export function guardrailMsprt(input: GuardrailInput): GuardrailResult {
     baseline_mean: mb, treatment_mean: mt, difference: d,
     relative_difference: Number.isFinite(relative) ? relative : null, log_threshold: logThreshold,
   };
-  const vb = varianceOf(b);
-  const vt = varianceOf(t);
-  const v = vb / b.n + vt / t.n;
-  const pooled = ((b.n - 1) * vb + (t.n - 1) * vt) / (b.n + t.n - 2);
   if (!(v > 0) || !(pooled > 0) || !Number.isFinite(v) || !Number.isFinite(pooled)) {
     return { ...EMPTY, ...means, reason: Number.isFinite(v) && Number.isFinite(pooled) ? 'zero_variance' : 'invalid_input' };
   }
@@ -143,4 +135,54 @@ export function guardrailMsprt(input: GuardrailInput): GuardrailResult {
     always_valid_p: Math.min(1, Math.exp(-logLambda)),
     reason: null,
   };
+}
+
+/** One-sided mSPRT decision for a guardrail metric; see the file comment. */
+export function guardrailMsprt(input: GuardrailInput): GuardrailResult {
+  const { baseline: b, treatment: t, direction, confidence } = input;
+  const rho2 = input.mixingScale ?? DEFAULT_MIXING_SCALE;
+  if (!validSample(b) || !validSample(t) || invalidSettings(direction, confidence, rho2)) return { ...EMPTY, reason: 'invalid_input' };
+  const logThreshold = -Math.log1p(-confidence);
+  if (b.n < 2 || t.n < 2) {
+    return {
+      ...EMPTY,
+      baseline_mean: b.n > 0 ? b.sum / b.n : null,
+      treatment_mean: t.n > 0 ? t.sum / t.n : null,
+      log_threshold: logThreshold,
+      reason: 'insufficient_data',
+    };
+  }
+  const vb = varianceOf(b);
+  const vt = varianceOf(t);
+  const pooled = ((b.n - 1) * vb + (t.n - 1) * vt) / (b.n + t.n - 2);
+  return decide(b.sum / b.n, t.sum / t.n, vb / b.n + vt / t.n, pooled, direction, rho2, logThreshold);
+}
+
+export interface GuardrailRatioInput {
+  baseline: RatioStats;
+  treatment: RatioStats;
+  direction: GuardrailDirection;
+  confidence: number;
+  mixingScale?: number;
+}
+
+/**
+ * The same one-sided mSPRT for a ratio metric (per-user numerator x and denominator y, src/stats/ratio.ts): the arms'
+ * values are the ratios of means R = Σx/Σy, the variance of their difference is the sum of the delta-method variances
+ * v_b + v_t (Deng et al. 2018, as results' delta-method comparison), and the pooled per-user variance is that of the
+ * linearised values, ((n_b−1)·n_b·v_b + (n_t−1)·n_t·v_t)/(n_b+n_t−2). With y ≡ 1 this is guardrailMsprt exactly.
+ * An arm with fewer than 2 users or no denominator (Σy = 0) gives 'insufficient_data'.
+ */
+export function guardrailMsprtRatio(input: GuardrailRatioInput): GuardrailResult {
+  const { direction, confidence } = input;
+  const rho2 = input.mixingScale ?? DEFAULT_MIXING_SCALE;
+  const b = ratioArm(input.baseline);
+  const t = ratioArm(input.treatment);
+  if (b === null || t === null || invalidSettings(direction, confidence, rho2)) return { ...EMPTY, reason: 'invalid_input' };
+  const logThreshold = -Math.log1p(-confidence);
+  if (b.ratio === null || t.ratio === null || b.variance === null || t.variance === null) {
+    return { ...EMPTY, baseline_mean: b.ratio, treatment_mean: t.ratio, log_threshold: logThreshold, reason: 'insufficient_data' };
+  }
+  const pooled = ((b.n - 1) * b.n * b.variance + (t.n - 1) * t.n * t.variance) / (b.n + t.n - 2);
+  return decide(b.ratio, t.ratio, b.variance + t.variance, pooled, direction, rho2, logThreshold);
 }

@@ -92,6 +92,8 @@ export {
 export { compareProportions, type ProportionComparison } from './proportions.js';
 export {
   guardrailMsprt,
+  guardrailMsprtRatio,
+  type GuardrailRatioInput,
   DEFAULT_MIXING_SCALE,
   type GuardrailInput,
   type GuardrailResult,

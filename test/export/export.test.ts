@@ -9,6 +9,7 @@ import {
   type ExperimentResults,
 } from '../../src/modules/export/service.js';
 import { EXPERIMENT_NOT_FOUND } from '../../src/modules/experiments/service.js';
+import { csvRecords, parseCsv } from '../helpers/csv.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 let t: TestApp;
@@ -26,30 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-/** RFC 4180 reader for the assertions: rows of raw cell text. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(cell), (cell = '');
-    else if (c === '\r' && text[i + 1] === '\n') row.push(cell), rows.push(row), (row = []), (cell = ''), i++;
-    else cell += c;
-  }
-  return rows;
-}
-
-function records(text: string): Record<string, string>[] {
-  const [header, ...rows] = parseCsv(text);
-  return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
-}
+const records = csvRecords;
 
 async function experiment(name = 'Checkout') {
   const res = await t.inject({
@@ -159,6 +137,43 @@ describe('files', () => {
     const plain = await flag(10);
     const plainJson = (await get(`${E}/feature-flags?format=json`)).json().find((r: { flag_id: string }) => r.flag_id === plain.id);
     expect(plainJson).toMatchObject({ value_type: 'boolean', variations: null, default_variation: null, off_variation: null, variation_rules: null, variation_split: null });
+  });
+
+  it("flag rows are byte for byte the file they were before export took the typed fields from feature-flags' typedFieldsOf", async () => {
+    const created = await t.inject({
+      method: 'POST', url: '/api/v1/feature-flags/', headers: dev.headers,
+      payload: {
+        key: t.unique('bytes'), name: 'Sizes', value_type: 'json', off_variation: 'small',
+        variations: [{ key: 'small', value: { size: 1 } }, { key: 'large', value: { size: 9 } }],
+        variation_split: [{ variation: 'small', weight: 40 }, { variation: 'large', weight: 60 }],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const typed = created.json() as { id: string; key: string };
+    const plain = await flag(10);
+    const csv = (await get(`${E}/feature-flags`)).body;
+    const json = (await get(`${E}/feature-flags?format=json`)).body;
+    const times = new Map(records(csv).map((r) => [r.flag_id, [r.created_at, r.updated_at]]));
+    const [tc, tu] = times.get(typed.id)!;
+    const [pc, pu] = times.get(plain.id)!;
+    const lineOf = (id: string) => csv.split('\r\n').find((l) => l.startsWith(`${id},`));
+    expect(lineOf(typed.id)).toBe(
+      `${typed.id},${typed.key},Sizes,INACTIVE,0,0,0,0,${tc},${tu},json,` +
+      '"[{""key"":""small"",""value"":{""size"":1}},{""key"":""large"",""value"":{""size"":9}}]",,small,,' +
+      '"[{""variation"":""small"",""weight"":40},{""variation"":""large"",""weight"":60}]"',
+    );
+    expect(lineOf(plain.id)).toBe(`${plain.id},${plain.key},New nav,INACTIVE,10,0,0,0,${pc},${pu},boolean,,,,,`);
+    expect(json).toContain(
+      `{"flag_id":"${typed.id}","flag_key":"${typed.key}","flag_name":"Sizes","status":"INACTIVE","rollout_percentage":0,` +
+      `"total_evaluations":0,"enabled_evaluations":0,"enabled_rate":0,"created_at":"${tc}","updated_at":"${tu}","value_type":"json",` +
+      '"variations":[{"key":"small","value":{"size":1}},{"key":"large","value":{"size":9}}],"default_variation":null,"off_variation":"small",' +
+      '"variation_rules":null,"variation_split":[{"variation":"small","weight":40},{"variation":"large","weight":60}]}',
+    );
+    expect(json).toContain(
+      `{"flag_id":"${plain.id}","flag_key":"${plain.key}","flag_name":"New nav","status":"INACTIVE","rollout_percentage":10,` +
+      `"total_evaluations":0,"enabled_evaluations":0,"enabled_rate":0,"created_at":"${pc}","updated_at":"${pu}","value_type":"boolean",` +
+      '"variations":null,"default_variation":null,"off_variation":null,"variation_rules":null,"variation_split":null}',
+    );
   });
 
   it('quotes formula-looking text cells; numbers stay as they are', async () => {
@@ -294,9 +309,12 @@ describe('reports', () => {
         [control.id]: { sampleSize: 100, conversions: 10, mean: 0.1, pValue: null, isSignificant: false, relativeImprovementPct: null },
         [treatment.id]: { sampleSize: 100, conversions: 20, mean: 0.2, pValue: 0.03, isSignificant: true, relativeImprovementPct: 100 },
       },
+      definitionMetrics: [],
     };
-    const { experimentsReadModel: experiments, flags, trackingData: tracking } = t.services;
-    const exporter = createExportService({ clock: t.main.clock, results: { exportResults: async (id) => (id === exp.id ? results : null) }, experiments, flags, tracking });
+    const { experimentsReadModel: experiments, flags, trackingData: tracking, metricDefinitions: definitions } = t.services;
+    const exporter = createExportService({
+      clock: t.main.clock, results: { exportResults: async (id) => (id === exp.id ? results : null) }, experiments, flags, definitions, tracking,
+    });
     let text = '';
     for await (const chunk of (await exporter.experimentReport(exp.id, 'csv')).body) text += chunk;
     expect(records(text)).toEqual([

@@ -239,3 +239,18 @@ export const glueEnv = (url: string, more: Record<string, string>): Record<strin
   ETL_GLUE_JOBS: 'daily_rollup=uplift-daily-rollup',
   ...more,
 });
+
+/**
+ * Every notification the services send, recorded in the returned list (and delivered as usual), so a test can
+ * await none: `recordNotices(t.services)`.
+ */
+export function recordNotices(services: { notifications: unknown }): Array<{ kind: string; payload: Record<string, any> }> {
+  const notices: Array<{ kind: string; payload: Record<string, any> }> = [];
+  const notifications = services.notifications as { notify: (kind: string, payload: Record<string, any>) => Promise<unknown> };
+  const notify = notifications.notify.bind(notifications);
+  notifications.notify = (kind, payload) => {
+    notices.push({ kind, payload });
+    return notify(kind, payload);
+  };
+  return notices;
+}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DUPLICATE_GUARDRAIL } from '../../src/modules/rollout-schedules/guardrails.js';
 import { GUARDRAIL_DEGRADED } from '../../src/modules/rollout-schedules/service.js';
 import { fixedClock } from '../../src/platform/clock.js';
+import { recordNotices } from '../helpers/fakes.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
 
 /**
@@ -19,19 +20,14 @@ let t: TestApp;
 let dev: TestUser;
 let viewer: TestUser;
 let key: Record<string, string>;
-const notices: Array<{ kind: string; payload: Json }> = [];
+let notices: ReturnType<typeof recordNotices>;
 
 beforeAll(async () => {
   t = await testApp({ clock, env: { ACCESS_TOKEN_EXPIRE_MINUTES: '525600' } });
   [dev, viewer] = await Promise.all([t.user({ role: 'DEVELOPER' }), t.user()]);
   key = (await t.apiKey(dev)).headers;
   // Every notification the services send, recorded (and delivered as usual) so the test can await none.
-  const notifications = t.services.notifications as unknown as { notify: (kind: string, payload: Json) => Promise<unknown> };
-  const notify = notifications.notify.bind(notifications);
-  notifications.notify = (kind, payload) => {
-    notices.push({ kind, payload });
-    return notify(kind, payload);
-  };
+  notices = recordNotices(t.services);
 });
 afterAll(() => t.close());
 

@@ -5,7 +5,8 @@ import { featureFlags } from './feature-flags.js';
 import { users } from './users.js';
 
 export interface StoredGuardrails {
-  metrics: Array<{ event_name: string; direction: 'lower_is_better' | 'higher_is_better' }>;
+  /** Each either an event guardrail (event_name) or a metric library one (metric_definition_id). */
+  metrics: Array<{ event_name?: string; metric_definition_id?: string; direction: 'lower_is_better' | 'higher_is_better' }>;
   confidence: number;
   rollback_percentage: number;
 }

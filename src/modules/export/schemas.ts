@@ -20,7 +20,13 @@ export const FileQuery = Type.Object({
   ...PeriodQuery.properties,
 });
 export const FlagFileQuery = Type.Object({ format: Format('csv'), ...PeriodQuery.properties });
-export const ReportQuery = Type.Object({ format: Format('json') });
+export const ReportQuery = Type.Object({
+  format: Format('json'),
+  rows: Type.Optional(StringEnum(['variants', 'metrics'], {
+    default: 'variants',
+    description: "format=csv: the variant rows (default) or the metric result rows of the experiment's metric library metrics",
+  })),
+});
 export const ReportParams = Type.Object({ experiment_id: Uuid() });
 
 /** Times without offset are written as stored (spec rule 5). */
@@ -92,10 +98,73 @@ export const Overview = Type.Object({
 });
 export type Overview = Static<typeof Overview>;
 
+const Num = (description: string) => Nullable(Type.Number({ description }));
+
+/** One variant of one metric that names a metric library definition, as the results' `definition` block gives it. */
+export const MetricResultRow = Type.Object({
+  experiment_id: Uuid(),
+  experiment_name: Type.String(),
+  metric_id: Uuid(),
+  metric_name: Type.String(),
+  is_primary: Type.Boolean(),
+  metric_definition_id: Uuid(),
+  definition_version: Type.Integer({ description: 'The definition version the analysis used' }),
+  kind: StringEnum(['proportion', 'mean', 'ratio', 'quantile']),
+  test: Type.String({ description: 'fisher_exact, welch_t, delta_method or quantile_order_statistic' }),
+  variant_id: Uuid(),
+  variant_name: Type.String(),
+  is_control: Type.Boolean(),
+  users: Type.Integer({ description: 'sample_size in results' }),
+  users_with_events: Type.Integer(),
+  value: Num('The variant value (definition block): rate, capped mean, ratio of means or quantile'),
+  difference: Num('Treatment value - control value; empty for the control'),
+  difference_ci_lower: Num('Interval of difference at the experiment confidence level'),
+  difference_ci_upper: Num('Interval of difference at the experiment confidence level'),
+  relative_difference: Num('Treatment value / control value - 1'),
+  relative_ci_lower: Num('Interval of relative_difference'),
+  relative_ci_upper: Num('Interval of relative_difference'),
+  p_value: Num('Unadjusted; empty for the control'),
+  adjusted_p_value: Num("After the experiment's correction"),
+  is_significant: Type.Boolean(),
+  unavailable_reason: Nullable(Type.String({ description: 'Why the comparison has no test or interval' })),
+  capping_type: Nullable(StringEnum(['absolute', 'percentile'], { description: 'Empty without capping (and for proportion and quantile metrics)' })),
+  capping_p: Num('Percentile capping: p'),
+  cap: Num('The cap applied to per-user values (ratio: the numerator)'),
+  users_capped: Type.Integer({ description: 'Users of this variant whose value was above the cap' }),
+  metric_users_capped: Nullable(Type.Integer({ description: 'Users of every variant above the cap; empty without capping' })),
+});
+export type MetricResultRow = Static<typeof MetricResultRow>;
+
+/** One metric library definition. */
+export const MetricDefinitionRow = Type.Object({
+  metric_definition_id: Uuid(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  kind: StringEnum(['proportion', 'mean', 'ratio', 'quantile']),
+  event_name: Nullable(Type.String()),
+  aggregate: Nullable(StringEnum(['count', 'sum'])),
+  numerator_event_name: Nullable(Type.String()),
+  numerator_aggregate: Nullable(StringEnum(['count', 'sum'])),
+  denominator_event_name: Nullable(Type.String()),
+  denominator_aggregate: Nullable(StringEnum(['count', 'sum'])),
+  quantile: Nullable(Type.Number()),
+  capping_type: StringEnum(['none', 'absolute', 'percentile']),
+  capping_value: Nullable(Type.Number({ description: 'absolute capping: the cap per user' })),
+  capping_p: Nullable(Type.Number({ description: 'percentile capping: p' })),
+  higher_is_better: Type.Boolean(),
+  tags: Type.Array(Type.String(), { description: 'JSON text in CSV' }),
+  owner: Nullable(Type.String()),
+  version: Type.Integer(),
+  created_at: StoredTime,
+  updated_at: StoredTime,
+});
+export type MetricDefinitionRow = Static<typeof MetricDefinitionRow>;
+
 export const ExperimentReport = Type.Object({
   experiment_id: Uuid(),
   experiments: ExperimentRow,
   variants: Type.Array(VariantRow),
+  metrics: Type.Array(MetricResultRow, { description: "A row per variant of each metric naming a metric library definition (none when results cannot be computed)" }),
 });
 export type ExperimentReport = Static<typeof ExperimentReport>;
 

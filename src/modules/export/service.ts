@@ -3,9 +3,13 @@ import { STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/pagi
 import type { Clock } from '../../platform/clock.js';
 import { NotFound } from '../../platform/errors.js';
 import { EXPERIMENT_NOT_FOUND } from '../experiments/domain.js';
+import { typedFieldsOf } from '../feature-flags/service.js';
 import { csvLine, type Cell } from '../../platform/csv.js';
+import type { MetricDefinitionView } from '../metric-definitions/schemas.js';
+import type { MetricResult } from '../../analysis/model.js';
+import { METRIC_DEFINITION_COLUMNS, METRIC_RESULT_COLUMNS, metricDefinitionRow, metricResultRows } from './metric-rows.js';
 import { parsePeriod, periodBounds } from './period.js';
-import type { ExperimentReport, ExperimentRow, FlagRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
+import type { ExperimentReport, ExperimentRow, FlagRow, MetricResultRow, Overview, PeriodQuery, Recommendation, VariantRow } from './schemas.js';
 
 /** One variant's numbers as GET /results gives them for the primary metric at the stored settings (rule 6). */
 export interface VariantResult {
@@ -26,6 +30,8 @@ export interface ExperimentResults {
   /** summary.recommendation, INCONCLUSIVE when the sample-ratio check failed (rule 7). */
   recommendation: Recommendation;
   byVariantId: Record<string, VariantResult>;
+  /** The metrics that name a metric library definition, as GET /results gives them (with their `definition` block). */
+  definitionMetrics: MetricResult[];
 }
 
 /** The results engine as the export reads it: null when an experiment's results cannot be computed. */
@@ -47,6 +53,10 @@ export interface ExportDeps {
     exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<FlagRecord[]>;
     periodSummary(period: CreatedPeriod): Promise<{ total: number; active: number }>;
   };
+  /** The metric library: definitions created in a period, a page at a time (`createdAt` is the cursor). */
+  definitions: {
+    exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<Array<MetricDefinitionView & { createdAt: string }>>;
+  };
   tracking: {
     experimentTotals(experimentIds: string[]): Promise<Map<string, { assignments: number; events: number }>>;
     flagEventCounts(flagIds: string[]): Promise<Map<string, number>>;
@@ -64,21 +74,16 @@ export interface ExperimentRecord {
   createdAt: string;
 }
 
-export interface FlagRecord {
+/** A flag as the flags module's export page gives it: its typed fields as stored (feature-flags' `typedFieldsOf` reads them). */
+export type FlagRecord = Parameters<typeof typedFieldsOf>[0] & {
   id: string;
   key: string;
   name: string;
   status: FlagRow['status'];
   rolloutPercentage: number;
-  valueType: FlagRow['value_type'];
-  variations: unknown;
-  defaultVariation: string | null;
-  offVariation: string | null;
-  variationRules: unknown;
-  variationSplit: unknown;
   createdAt: string;
   updatedAt: string;
-}
+};
 
 type Totals = { assignments: number; events: number };
 
@@ -171,12 +176,7 @@ function flagRow(f: FlagRecord, totalEvaluations: number): FlagRow {
     enabled_rate: 0.0,
     created_at: f.createdAt,
     updated_at: f.updatedAt,
-    value_type: f.valueType,
-    variations: f.variations ?? null,
-    default_variation: f.defaultVariation,
-    off_variation: f.offVariation,
-    variation_rules: f.variationRules ?? null,
-    variation_split: f.variationSplit ?? null,
+    ...typedFieldsOf(f),
   };
 }
 
@@ -238,6 +238,10 @@ export function createExportService(deps: ExportDeps) {
     return rows;
   }
 
+  async function metricRowsOf(experiments: ExperimentRecord[]): Promise<MetricResultRow[]> {
+    return (await withResults(experiments)).flatMap(({ experiment, results }) => metricResultRows(experiment, results?.definitionMetrics ?? []));
+  }
+
   function file<R extends object>(kind: string, format: ExportFormat, columns: ReadonlyArray<keyof R>, rows: AsyncIterable<R>): ExportFile {
     const headers: Record<string, string> = format === 'csv'
       ? { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${exportFileName(kind, clock.now())}"` }
@@ -263,6 +267,21 @@ export function createExportService(deps: ExportDeps) {
       const period = parsePeriod(query.start_date, query.end_date);
       const first = await deps.experiments.exportPage(period);
       return file('variants', format, VARIANT_COLUMNS, allPages(first, (c) => deps.experiments.exportPage(period, c), variantRowsOf));
+    },
+
+    /** A row per variant of each metric naming a metric library definition, for the experiments created in the period. */
+    async metricResults(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const first = await deps.experiments.exportPage(period);
+      return file('metric_results', format, METRIC_RESULT_COLUMNS, allPages(first, (c) => deps.experiments.exportPage(period, c), metricRowsOf));
+    },
+
+    /** The metric library: a row per definition created in the period. */
+    async metricDefinitions(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
+      const period = parsePeriod(query.start_date, query.end_date);
+      const first = await deps.definitions.exportPage(period);
+      const rows = allPages(first, (c) => deps.definitions.exportPage(period, c), async (page) => page.map(metricDefinitionRow));
+      return file('metric_definitions', format, METRIC_DEFINITION_COLUMNS, rows);
     },
 
     async featureFlags(format: ExportFormat, query: PeriodQuery): Promise<ExportFile> {
@@ -297,15 +316,20 @@ export function createExportService(deps: ExportDeps) {
       };
     },
 
-    /** JSON: the experiment's row and its variant rows; CSV: the variant rows with the variants columns. */
-    async experimentReport(id: string, format: ExportFormat): Promise<ExportFile> {
+    /**
+     * JSON: the experiment's row, its variant rows and its metric result rows; CSV: the variant rows with the variants
+     * columns, or (rows=metrics) the metric result rows.
+     */
+    async experimentReport(id: string, format: ExportFormat, rows: 'variants' | 'metrics' = 'variants'): Promise<ExportFile> {
       const record = await experimentRecord(id);
+      if (format === 'csv' && rows === 'metrics') return file('experiment_metrics', 'csv', METRIC_RESULT_COLUMNS, Readable.from(await metricRowsOf([record])));
       if (format === 'csv') return file('experiment_report', 'csv', VARIANT_COLUMNS, Readable.from(await variantRowsOf([record])));
       const [results, variants, totals] = await Promise.all([resultsFor(id), deps.experiments.exportVariants([id]), deps.tracking.experimentTotals([id])]);
       const report: ExperimentReport = {
         experiment_id: id,
         experiments: experimentRow(record, totals.get(id), results, clock.now()),
         variants: variants.map((v) => variantRow(record, v, results)),
+        metrics: metricResultRows(record, results?.definitionMetrics ?? []),
       };
       return { headers: { 'content-type': JSON_TYPE }, body: Readable.from([JSON.stringify(report)]) };
     },

@@ -54,7 +54,7 @@ export const metricDefinitionsRoutes: FastifyPluginAsyncTypebox<{ definitions: M
     schema: {
       tags, operationId: 'updateMetricDefinition', summary: 'Edit a metric definition (version + 1)',
       description:
-        'ADMIN, DEVELOPER and ANALYST. Fields left out keep their value; a new kind drops the old kind\'s event fields (and capping where the new kind takes none). An edit that changes anything adds one to version; analyses computed afterwards use the new definition.',
+        'ADMIN, DEVELOPER and ANALYST. Fields left out keep their value; a new kind drops the old kind\'s event fields (and capping where the new kind takes none). An edit that changes anything adds one to version; analyses computed afterwards use the new definition. Changing the kind to proportion or quantile while an open rollout schedule has a guardrail on the definition is 409 (code metric_definition_guards_schedule).',
       params: MetricDefinitionParams, body: MetricDefinitionUpdate,
       response: { 200: MetricDefinitionView, ...errorResponses(401, 403, 404, 409, 422) },
     },
@@ -63,9 +63,9 @@ export const metricDefinitionsRoutes: FastifyPluginAsyncTypebox<{ definitions: M
   app.delete('/:metric_definition_id', {
     config: { access: editors() },
     schema: {
-      tags, operationId: 'deleteMetricDefinition', summary: 'Delete a metric definition no running experiment uses',
+      tags, operationId: 'deleteMetricDefinition', summary: 'Delete a metric definition no running experiment or open rollout schedule uses',
       description:
-        'ADMIN, DEVELOPER and ANALYST. 409 (code metric_definition_in_use) naming the active and paused experiments that use it; draft, completed and archived experiments keep their metric as spelled out, without the reference.',
+        'ADMIN, DEVELOPER and ANALYST. 409 (code metric_definition_in_use) naming the active and paused experiments that use it and the draft, active and paused rollout schedules with a guardrail on it (rollout_schedules); draft, completed and archived experiments keep their metric as spelled out, without the reference.',
       params: MetricDefinitionParams,
       response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(401, 403, 404, 409, 422) },
     },

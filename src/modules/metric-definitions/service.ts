@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/client.js';
+import type { CreatedPeriod, Cursor } from '../../db/paging.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type {
   MetricAggregate,
@@ -13,6 +14,7 @@ import type { AuditActor, AuditLog } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import { Conflict, NotFound, Unprocessable, type ValidationIssue } from '../../platform/errors.js';
 import type { ExperimentSummary } from '../experiments/read-model.js';
+import type { ScheduleSummary } from '../rollout-schedules/read-model.js';
 import type {
   MetricDefinitionCreate,
   MetricDefinitionListQuery,
@@ -24,7 +26,15 @@ import * as store from './store.js';
 export const METRIC_DEFINITION_NOT_FOUND = 'Metric definition not found';
 export const NAME_TAKEN = 'A metric definition with this name already exists';
 export const DEFINITION_IN_USE = 'Metric definition is used by a running experiment; complete the experiment or remove the metric from it first';
+export const DEFINITION_GUARDS_SCHEDULE =
+  "Metric definition is a guardrail of an open rollout schedule; cancel the schedule or remove the guardrail from it first";
+export const KIND_GUARDS_SCHEDULE =
+  "Metric definition is a guardrail of an open rollout schedule, and guardrails take mean and ratio definitions only; remove the guardrail before changing the kind";
 export const UNKNOWN_DEFINITION = 'Value error, Unknown metric definition';
+export const guardrailKindRefused = (kind: MetricKind) =>
+  `Value error, a guardrail takes a mean or ratio metric definition; this one is a ${kind} metric (no sequential guardrail test is defined for it)`;
+/** The kinds a rollout schedule's guardrail may name (src/analysis/definition-guardrails.ts). */
+const GUARDRAIL_KINDS = new Set<MetricKind>(['mean', 'ratio']);
 export const CAPPING_NOT_FOR_KIND = 'Value error, capping applies to mean and ratio metrics only';
 const notUsedBy = (field: string, kind: MetricKind) => `Value error, ${field} is not used by ${kind} metrics`;
 const notUsedByCapping = (field: string, type: MetricCapping['type']) => `Value error, ${field} is not used by ${type} capping`;
@@ -60,6 +70,8 @@ export interface MetricDefinitionsDeps {
   clock: Clock;
   /** The experiments module's read model: experiments with a metric naming the definition (read in the caller's transaction). */
   experiments: { experimentsUsingMetricDefinition(definitionId: string, db: Executor): Promise<ExperimentSummary[]> };
+  /** The rollout schedules module's read model: open schedules with a guardrail naming the definition (the caller's transaction). */
+  schedules?: { schedulesGuardedByMetricDefinition(definitionId: string, db: Executor): Promise<ScheduleSummary[]> };
 }
 
 export type MetricDefinitionsService = ReturnType<typeof createMetricDefinitionsService>;
@@ -179,6 +191,10 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
     }
   }
 
+  /** Open rollout schedules guarding on the definition, read after the definition's row lock (see `remove`). */
+  const guardedSchedules = async (tx: Executor, id: string) =>
+    (await deps.schedules?.schedulesGuardedByMetricDefinition(id, tx)) ?? [];
+
   return {
     async list(q: MetricDefinitionListQuery): Promise<MetricDefinitionView[]> {
       return (await store.listDefinitions(db, q)).map(toMetricDefinitionView);
@@ -191,6 +207,7 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
     async analysisSettings(ids: string[]): Promise<DefinitionSettings[]> {
       return (await store.findDefinitions(db, [...new Set(ids)])).map((row) => ({
         id: row.id,
+        name: row.name,
         version: row.version,
         kind: row.kind,
         value: row.eventName === null ? null : { event_name: row.eventName, aggregate: row.aggregate ?? 'count' },
@@ -198,6 +215,16 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
         denominator: row.denominator,
         quantile: row.quantile,
         capping: row.capping,
+      }));
+    },
+
+    /**
+     * For export: definitions created in the period, a page at a time in (created_at, id) order, as the API shows
+     * them but with created_at and updated_at as stored (UTC, no offset, microseconds); `createdAt` is the page cursor.
+     */
+    async exportPage(period: CreatedPeriod, cursor?: Cursor): Promise<Array<MetricDefinitionView & { createdAt: string }>> {
+      return (await store.exportPage(db, period, cursor)).map(({ createdText, updatedText, ...row }) => ({
+        ...toMetricDefinitionView(row), created_at: createdText, updated_at: updatedText, createdAt: createdText,
       }));
     },
 
@@ -251,6 +278,10 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
           const kind = body.kind ?? current.kind;
           const base = kind === current.kind ? stored : { kind, ...EMPTY, capping: takesCapping(kind) ? stored.capping : NO_CAPPING };
           const analysis = analysisOf(body, base);
+          if (kind !== current.kind && !GUARDRAIL_KINDS.has(kind)) {
+            const guarded = await guardedSchedules(tx, id);
+            if (guarded.length) throw new Conflict({ code: 'metric_definition_guards_schedule', message: KIND_GUARDS_SCHEDULE, rollout_schedules: guarded });
+          }
           if (body.name !== undefined && body.name !== current.name && (await store.nameTaken(tx, body.name, id))) {
             throw new Conflict(NAME_TAKEN);
           }
@@ -295,11 +326,13 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
         const current = await store.findDefinitionForUpdate(tx, id);
         if (!current) throw new NotFound(METRIC_DEFINITION_NOT_FOUND);
         const running = (await deps.experiments.experimentsUsingMetricDefinition(id, tx)).filter((e) => RUNNING_STATUSES.has(e.status));
-        if (running.length) {
+        const guarded = await guardedSchedules(tx, id);
+        if (running.length || guarded.length) {
           throw new Conflict({
             code: 'metric_definition_in_use',
-            message: DEFINITION_IN_USE,
+            message: running.length ? DEFINITION_IN_USE : DEFINITION_GUARDS_SCHEDULE,
             experiments: running.map(({ id: experimentId, key, name, status }) => ({ id: experimentId, key, name, status })),
+            ...(guarded.length ? { rollout_schedules: guarded } : {}),
           });
         }
         await store.deleteDefinition(tx, id);
@@ -330,6 +363,30 @@ export function createMetricDefinitionsService(deps: MetricDefinitionsDeps) {
           ? [{ type: 'value_error', loc: [...loc, i, 'metric_definition_id'], msg: UNKNOWN_DEFINITION }]
           : [],
       );
+      if (issues.length) throw new Unprocessable(issues);
+    },
+
+    /**
+     * For the rollout schedules service, in the transaction that writes a schedule's guardrails: 422 at
+     * `<loc>.<i>.metric_definition_id` for each guardrail naming a definition that does not exist or is not a mean or
+     * ratio metric. The named ones stay share-locked until that transaction commits, so a concurrent delete (or kind
+     * change) either sees the schedule or is seen by it.
+     */
+    async checkGuardrailDefinitions(
+      tx: Executor,
+      metrics: readonly { metric_definition_id?: string }[],
+      loc: (string | number)[],
+    ): Promise<void> {
+      const ids = [...new Set(metrics.flatMap((m) => (m.metric_definition_id === undefined ? [] : [m.metric_definition_id])))];
+      if (ids.length === 0) return;
+      const kinds = await store.existingIdsForShare(tx, ids);
+      const issues = metrics.flatMap((m, i): ValidationIssue[] => {
+        if (m.metric_definition_id === undefined) return [];
+        const kind = kinds.get(m.metric_definition_id);
+        const at = [...loc, i, 'metric_definition_id'];
+        if (kind === undefined) return [{ type: 'value_error', loc: at, msg: UNKNOWN_DEFINITION }];
+        return GUARDRAIL_KINDS.has(kind) ? [] : [{ type: 'value_error', loc: at, msg: guardrailKindRefused(kind), ctx: { kind } }];
+      });
       if (issues.length) throw new Unprocessable(issues);
     },
   };

@@ -1,5 +1,6 @@
-import { and, arrayContains, asc, eq, inArray } from 'drizzle-orm';
+import { and, arrayContains, asc, eq, getTableColumns, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
+import { afterCursor, inPeriod, storedText, STREAM_PAGE_SIZE, type CreatedPeriod, type Cursor } from '../../db/paging.js';
 import { metricDefinitions, type MetricDefinitionRow, type MetricKind } from '../../db/schema/metric-definitions.js';
 
 export type MetricDefinitionInsert = typeof metricDefinitions.$inferInsert;
@@ -21,18 +22,19 @@ export async function findDefinitionForUpdate(db: Executor, id: string): Promise
 }
 
 /**
- * Shared row locks on the definitions an experiment is about to reference: a concurrent delete (which takes the row
+ * Shared row locks on the definitions an experiment or a rollout schedule's guardrails are about to reference, with
+ * their kinds: a concurrent delete (which takes the row
  * for update) waits for the referencing write to commit and then sees it, or the write finds the definition gone.
  */
-export async function existingIdsForShare(db: Executor, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
+export async function existingIdsForShare(db: Executor, ids: string[]): Promise<Map<string, MetricKind>> {
+  if (ids.length === 0) return new Map();
   const rows = await db
-    .select({ id: metricDefinitions.id })
+    .select({ id: metricDefinitions.id, kind: metricDefinitions.kind })
     .from(metricDefinitions)
     .where(inArray(metricDefinitions.id, ids))
     .orderBy(metricDefinitions.id)
     .for('share');
-  return new Set(rows.map((r) => r.id));
+  return new Map(rows.map((r) => [r.id, r.kind]));
 }
 
 export async function nameTaken(db: Executor, name: string, exceptId?: string): Promise<boolean> {
@@ -70,4 +72,14 @@ export async function deleteDefinition(db: Executor, id: string): Promise<void> 
 export async function findDefinitions(db: Executor, ids: string[]): Promise<MetricDefinitionRow[]> {
   if (ids.length === 0) return [];
   return db.select().from(metricDefinitions).where(inArray(metricDefinitions.id, ids));
+}
+
+/** For export: one page of definitions created in the period, in (created_at, id) order, with their times as stored. */
+export function exportPage(db: Executor, period: CreatedPeriod, cursor?: Cursor) {
+  return db
+    .select({ ...getTableColumns(metricDefinitions), createdText: storedText(metricDefinitions.createdAt), updatedText: storedText(metricDefinitions.updatedAt) })
+    .from(metricDefinitions)
+    .where(and(inPeriod(metricDefinitions.createdAt, period), afterCursor(metricDefinitions.createdAt, metricDefinitions.id, cursor)))
+    .orderBy(asc(metricDefinitions.createdAt), asc(metricDefinitions.id))
+    .limit(STREAM_PAGE_SIZE);
 }

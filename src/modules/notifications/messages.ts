@@ -13,6 +13,8 @@ export interface NotificationPayloads {
   rollout_guardrail_decision: {
     schedule_id: string; schedule_name: string; flag_id: string; flag_key: string;
     decision: 'advance' | 'rollback'; rollout_percentage: number; degraded_metrics: string[]; environment?: string | null;
+    /** Guardrails on metric library definitions that degraded (present when the schedule has any). */
+    degraded_metric_definitions?: Array<{ id: string; name: string }>;
   };
 }
 
@@ -55,7 +57,7 @@ const RENDERERS: Renderers = {
       ? {
         subject: `Guarded rollout rolled back: ${p.schedule_name}`,
         text:
-          `The guardrails of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded (${p.degraded_metrics.join(', ')}): ` +
+          `The guardrails of the rollout schedule "${p.schedule_name}" (${p.schedule_id}) degraded (${[...p.degraded_metrics, ...(p.degraded_metric_definitions ?? []).map((d) => d.name)].join(', ')}): ` +
           `the feature flag "${p.flag_key}" (${p.flag_id}) was rolled back to ${p.rollout_percentage}%${inEnvironment(p.environment)} and the schedule paused.`,
       }
       : {

@@ -319,6 +319,7 @@ export function createResultsService(deps: ResultsDeps) {
           isSignificant: v.is_significant,
           relativeImprovementPct: v.relative_lift === null ? null : v.relative_lift * 100,
         }])),
+        definitionMetrics: payload.metrics.filter((m) => m.definition !== undefined),
       };
     },
 

@@ -5,10 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../db/client.js';
-import type { RolloutScheduleRow, RolloutStageRow } from '../../db/schema/rollout-schedules.js';
+import type { RolloutScheduleRow, RolloutStageRow, StoredGuardrails } from '../../db/schema/rollout-schedules.js';
 import { SYSTEM_ACTOR, type AuditActor } from '../../platform/audit.js';
 import { Conflict, DomainError, NotFound } from '../../platform/errors.js';
-import { testGuardrails, windowsFor, type Evaluation } from './guardrails.js';
+import { combinedAggregates, projectUserValues } from '../../analysis/definitions.js';
+import { isGuardrailKind } from '../../analysis/definition-guardrails.js';
+import type { VariantUserValues } from '../../analysis/types.js';
+import { degradedOf, testGuardrails, windowsFor, type DefinitionInputs, type Evaluation } from './guardrails.js';
 import { ENTITY, load, pendingOf, stageById, toScheduleView, touch, type Loaded } from './loaded.js';
 import { ADVANCE_NEEDS_ACTIVE, GUARDRAIL_DEGRADED, NOT_NEXT_STAGE, SCHEDULE_CHANGED, STAGE_APPLIED, STAGE_NOT_FOUND } from './messages.js';
 import type { ScheduleView } from './schemas.js';
@@ -18,13 +21,34 @@ import * as store from './store.js';
 export function createStageAdvance(deps: RolloutSchedulesDeps) {
   const { db, audit, clock, flags } = deps;
 
+  /** The metric library guardrails' definitions as stored now, with their per-user values in both windows (one read). */
+  async function definitionInputs(flagId: string, ids: string[], windows: Evaluation['windows']): Promise<DefinitionInputs> {
+    if (ids.length === 0) return new Map();
+    const settings = await deps.definitions.analysisSettings(ids);
+    const tested = settings.filter((d) => isGuardrailKind(d.kind));
+    const { aggregates, columns } = combinedAggregates(tested);
+    const read = tested.length ? await deps.guardrailUserValues({ flagId, aggregates, ...windows }) : null;
+    const groups: VariantUserValues[] = read
+      ? [{ variantId: 'baseline', ...read.baseline }, { variantId: 'exposed', ...read.exposed }]
+      : [{ variantId: 'baseline', users: 0, rows: [] }, { variantId: 'exposed', users: 0, rows: [] }];
+    return new Map(settings.map((d) => {
+      const [baseline, exposed] = columns.has(d.id) ? projectUserValues(groups, columns.get(d.id)!) : groups;
+      return [d.id, { definition: d, baseline, exposed }];
+    }));
+  }
+
   /** The guardrail test of a guarded schedule now, or null (not guarded, or nothing to test yet). */
   async function evaluate({ row, stages, decisions }: Loaded, now: Date): Promise<Evaluation | null> {
     if (!row.guardrails) return null;
     const due = windowsFor(stages, decisions, now);
     if (!due) return null;
-    const counts = await deps.guardrailCounts({ flagId: row.flagId, eventNames: row.guardrails.metrics.map((m) => m.event_name), ...due.windows });
-    return { ...due, confidence: row.guardrails.confidence, ...testGuardrails(row.guardrails, counts) };
+    const eventNames = row.guardrails.metrics.flatMap((m) => (m.event_name === undefined ? [] : [m.event_name]));
+    const definitionIds = row.guardrails.metrics.flatMap((m) => (m.metric_definition_id === undefined ? [] : [m.metric_definition_id]));
+    const [counts, definitions] = await Promise.all([
+      eventNames.length ? deps.guardrailCounts({ flagId: row.flagId, eventNames, ...due.windows }) : { exposed: {}, baseline: {} },
+      definitionInputs(row.flagId, definitionIds, due.windows),
+    ]);
+    return { ...due, confidence: row.guardrails.confidence, ...testGuardrails(row.guardrails, counts, definitions) };
   }
 
   /** Pauses an active schedule the caller has locked, with the entry naming the cause (a rollback of its flag). */
@@ -37,7 +61,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
 
   /** Records a guardrail decision with its audit entry, in the transaction that acts on it. */
   async function recordDecision(
-    tx: Executor, actor: AuditActor, scheduleId: string, e: Evaluation,
+    tx: Executor, actor: AuditActor, { id: scheduleId, guardrails }: { id: string; guardrails: StoredGuardrails }, e: Evaluation,
     decision: { kind: 'advance' | 'rollback'; nextStageId: string | null; rolloutPercentage: number; automatic: boolean },
   ): Promise<void> {
     const id = randomUUID();
@@ -49,7 +73,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
       action: 'rollout_guardrail_decision', entityType: ENTITY, entityId: scheduleId,
       details: {
         decision_id: id, decision: decision.kind, stage_id: e.stage.id, next_stage_id: decision.nextStageId, automatic: decision.automatic,
-        rollout_percentage: decision.rolloutPercentage, degraded_metrics: e.metrics.filter((m) => m.degraded).map((m) => m.event_name),
+        rollout_percentage: decision.rolloutPercentage, ...degradedOf(guardrails, e.metrics),
       },
     });
   }
@@ -57,7 +81,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
   function announce(row: RolloutScheduleRow, flagKey: string, e: Evaluation, kind: 'advance' | 'rollback', rolloutPercentage: number): void {
     deps.announce({
       schedule_id: row.id, schedule_name: row.name, flag_id: row.flagId, flag_key: flagKey, environment: row.environment, decision: kind,
-      rollout_percentage: rolloutPercentage, degraded_metrics: e.metrics.filter((m) => m.degraded).map((m) => m.event_name),
+      rollout_percentage: rolloutPercentage, ...degradedOf(row.guardrails!, e.metrics),
     });
   }
 
@@ -77,7 +101,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
       if (locked.row.status !== 'active') throw new Conflict(ADVANCE_NEEDS_ACTIVE);
       if (locked.stages.filter((s) => s.appliedAt).at(-1)?.id !== e.stage.id) throw new Conflict(SCHEDULE_CHANGED);
       await pauseLocked(tx, row.id, actor, details);
-      await recordDecision(tx, actor, row.id, e, { kind: 'rollback', nextStageId: null, rolloutPercentage: percentage, automatic });
+      await recordDecision(tx, actor, { id: row.id, guardrails: row.guardrails! }, e, { kind: 'rollback', nextStageId: null, rolloutPercentage: percentage, automatic });
       return { percentage };
     }, row.environment);
     announce(row, flag.key, e, 'rollback', percentage);
@@ -109,7 +133,7 @@ export function createStageAdvance(deps: RolloutSchedulesDeps) {
       percentage = stage.percentage;
       if (evaluation) {
         if (locked.stages.filter((s) => s.appliedAt).at(-1)?.id !== evaluation.stage.id) throw new Conflict(SCHEDULE_CHANGED);
-        await recordDecision(tx, actor, scheduleId, evaluation, { kind: 'advance', nextStageId: stageId, rolloutPercentage: percentage, automatic });
+        await recordDecision(tx, actor, { id: scheduleId, guardrails: row.guardrails! }, evaluation, { kind: 'advance', nextStageId: stageId, rolloutPercentage: percentage, automatic });
       }
       await store.updateStage(tx, stageId, { appliedAt: now, updatedAt: clock.now() });
       await audit.record(tx, actor, {

@@ -18,15 +18,18 @@ export const GUARDRAIL_DECISIONS = ['advance', 'rollback'] as const;
 
 export const GuardrailMetric = Type.Object(
   {
-    event_name: Type.String({ minLength: 1, maxLength: 255, description: 'A tracked event name (event_type), e.g. checkout_error' }),
-    direction: StringEnum(GUARDRAIL_DIRECTIONS, { description: 'lower_is_better: more events per user is a degradation; higher_is_better: fewer is' }),
+    event_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A tracked event name (event_type), e.g. checkout_error: its count per user is tested' })),
+    metric_definition_id: Type.Optional(Uuid({
+      description: 'A metric library definition of kind mean (capped as defined) or ratio (delta method) to test instead of an event count; proportion and quantile definitions are refused (422)',
+    })),
+    direction: StringEnum(GUARDRAIL_DIRECTIONS, { description: 'lower_is_better: a higher value per user is a degradation; higher_is_better: a lower one is' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Exactly one of event_name and metric_definition_id' },
 );
 
 export const Guardrails = Type.Object(
   {
-    metrics: Type.Array(GuardrailMetric, { minItems: 1, maxItems: MAX_GUARDRAIL_METRICS, description: 'Distinct event names' }),
+    metrics: Type.Array(GuardrailMetric, { minItems: 1, maxItems: MAX_GUARDRAIL_METRICS, description: 'Distinct event names and distinct metric definitions' }),
     confidence: Type.Optional(Type.Number({
       minimum: 0.5, maximum: 0.999, description: `Confidence of the mSPRT degradation test (default ${DEFAULT_GUARDRAIL_CONFIDENCE})`,
     })),
@@ -107,8 +110,21 @@ export const GuardrailsView = Type.Object({
 export type GuardrailsView = Static<typeof GuardrailsView>;
 
 const MaybeNumber = Nullable(Type.Number());
+export const GuardrailDefinitionResult = Type.Object({
+  name: Type.String(),
+  version: Type.Integer({ minimum: 1, description: 'The definition version this test used' }),
+  kind: StringEnum(['mean', 'ratio'] as const),
+  capping: Nullable(Type.Object({
+    type: StringEnum(['absolute', 'percentile'] as const),
+    p: MaybeNumber,
+    cap: Nullable(Type.Number({ description: 'The cap applied to per-user values (ratio: to the numerator), pooled over both windows; null without values' })),
+    users_capped: Type.Integer({ minimum: 0, description: 'Users of both windows whose value was above the cap' }),
+  })),
+}, { description: 'Present when the guardrail names a metric library definition (baseline_mean and exposed_mean are then its values: the mean per user, or the ratio of means)' });
+
 export const GuardrailMetricResult = Type.Object({
-  event_name: Type.String(),
+  event_name: Type.Optional(Type.String({ description: 'An event guardrail: its event name' })),
+  metric_definition_id: Type.Optional(Uuid({ description: 'A metric library guardrail: its definition' })),
   direction: StringEnum(GUARDRAIL_DIRECTIONS),
   degraded: Type.Boolean(),
   baseline_users: Type.Integer({ description: 'Users with a tracked event in the baseline window' }),
@@ -121,7 +137,10 @@ export const GuardrailMetricResult = Type.Object({
   log_likelihood_ratio: MaybeNumber,
   log_threshold: MaybeNumber,
   always_valid_p: Type.Number(),
-  reason: Nullable(Type.String({ description: 'Why no test could be made (insufficient_data, zero_variance, invalid_input)' })),
+  reason: Nullable(Type.String({
+    description: 'Why no test could be made (insufficient_data, zero_variance, invalid_input; metric_definition_not_found when the definition is gone)',
+  })),
+  definition: Type.Optional(GuardrailDefinitionResult),
 });
 export type GuardrailMetricResult = Static<typeof GuardrailMetricResult>;
 

@@ -108,6 +108,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
       assertStageTimes(inputs.map((s, i) => ({ at: parseTime(s.scheduled_at), loc: ['body', 'stages', i, 'scheduled_at'] })), now);
       try {
         return await db.transaction(async (tx) => {
+          if (guardrails) await deps.definitions.checkGuardrailDefinitions(tx, guardrails.metrics, ['body', 'guardrails', 'metrics']);
           const row = await store.insertSchedule(tx, {
             id: randomUUID(), flagId: body.flag_id, name: body.name, description: body.description ?? null,
             status: 'draft', ownerId: actor.id, guardrails, environment, createdAt: now, updatedAt: now,
@@ -157,6 +158,7 @@ export function createRolloutSchedulesService(deps: RolloutSchedulesDeps) {
           [before.description, after.description] = [loaded.row.description, body.description];
         }
         const guardrails = storedGuardrails(body.guardrails, ['body', 'guardrails']);
+        if (guardrails) await deps.definitions.checkGuardrailDefinitions(tx, guardrails.metrics, ['body', 'guardrails', 'metrics']);
         if (guardrails !== undefined && JSON.stringify(guardrails) !== JSON.stringify(loaded.row.guardrails)) {
           [before.guardrails, after.guardrails] = [loaded.row.guardrails, guardrails];
         }

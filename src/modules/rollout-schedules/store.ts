@@ -128,3 +128,15 @@ export async function guardedActiveScheduleIds(db: Executor): Promise<string[]> 
     .orderBy(asc(rolloutSchedules.id));
   return rows.map((r) => r.id);
 }
+
+/** Draft, active and paused schedules with a guardrail naming the metric definition (jsonb containment). */
+export function openSchedulesNamingDefinition(db: Executor, definitionId: string): Promise<RolloutScheduleRow[]> {
+  return db
+    .select()
+    .from(rolloutSchedules)
+    .where(and(
+      inArray(rolloutSchedules.status, ['draft', 'active', 'paused']),
+      sql`${rolloutSchedules.guardrails}->'metrics' @> ${JSON.stringify([{ metric_definition_id: definitionId }])}::jsonb`,
+    ))
+    .orderBy(asc(rolloutSchedules.createdAt), asc(rolloutSchedules.id));
+}

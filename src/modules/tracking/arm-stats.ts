@@ -33,7 +33,9 @@ import {
 import { mergeOrdered, notExcluded } from './ordered.js';
 
 export { ALL_TIME, type CreatedWindow, type UserRange, type VariantMetricStats };
-export { guardrailCounts, type EventCountStats, type GuardrailCounts, type GuardrailWindows } from './guardrail-counts.js';
+export {
+  guardrailCounts, guardrailUserValues, type EventCountStats, type GroupUserValues, type GuardrailCounts, type GuardrailValueWindows, type GuardrailWindows,
+} from './guardrail-counts.js';
 export { untaggedBefore } from './ordered.js';
 export { analysedUsers, userValues } from './user-values.js';
 

@@ -6,7 +6,8 @@ import * as store from './store.js';
 
 export type { AssignmentOverlap } from './store.js';
 export type {
-  CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GuardrailCounts, GuardrailWindows, UserRange, UserTotals,
+  CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GroupUserValues, GuardrailCounts, GuardrailValueWindows,
+  GuardrailWindows, UserRange, UserTotals,
   VariantMetricStats,
 } from './arm-stats.js';
 
@@ -30,6 +31,8 @@ export function createTrackingData(db: Db) {
   return {
     /** For guarded rollouts: guardrail event counts per user of the flag's exposed users and of the baseline. */
     guardrailCounts: (windows: armStats.GuardrailWindows) => armStats.guardrailCounts(db, windows),
+    /** For guarded rollouts on metric library definitions: per-user values of the exposed users and of the baseline. */
+    guardrailUserValues: (windows: armStats.GuardrailValueWindows) => armStats.guardrailUserValues(db, windows),
 
     /** For bandit: per-variant analysed users, converters and value sums of one metric event, by the counting rule. */
     variantMetricStats: (experimentId: string, eventName: string) => armStats.variantMetricStats(db, experimentId, eventName),
