@@ -5,7 +5,8 @@
  * `created_at` is the application's clock (injected in tests), taken when a request arrives; the row then waits in the
  * group-commit writer's queue. So the writers stamp their rows inside their transaction, in two steps:
  *   1. they announce the transaction as writing, with their clock's time s1, in the session's application_name
- *      (`uplift-write:<ms>`, SET LOCAL: it ends with the transaction), which pg_stat_activity shows to other sessions;
+ *      (`uplift-write:<ms>:<schema digest>`, SET LOCAL: it ends with the transaction), which pg_stat_activity shows
+ *      to other sessions;
  *   2. once that is done, they read the clock again (s2) and raise any row older than max(s1, s2) - STAMP_ALLOWANCE_MS
  *      to that floor (a row that waited in the queue longer than the allowance is stored as of its write).
  * A rollup reads its clock (n), then the oldest announcement of the other sessions (o), and may go up to
@@ -27,7 +28,14 @@ import { queryRows, type Executor } from './client.js';
 export const STAMP_ALLOWANCE_MS = 500;
 /** The largest difference assumed between the clocks of two API processes (NTP keeps hosts within milliseconds). */
 export const CLOCK_SKEW_MS = 500;
+/** How far behind its clock a rollup stays when no write is in flight. */
+export const QUIET_LAG_MS = CLOCK_SKEW_MS + STAMP_ALLOWANCE_MS + 1;
+/**
+ * `uplift-write:<ms>:<schema digest>`: the schema (the search path's first) tells apart the writers of other
+ * databases' tables sharing the server (tests run a schema each); its digest keeps the name under 63 characters.
+ */
 const MARK = 'uplift-write:';
+const SCHEMA_DIGEST = sql`left(md5(current_schema()), 8)`;
 
 /**
  * Called first in a writer's transaction, before its INSERT: announces it as writing, then raises rows stamped
@@ -35,7 +43,7 @@ const MARK = 'uplift-write:';
  */
 export async function stampWrite(tx: Executor, clock: Clock, rows: Array<{ createdAt: Date }>): Promise<void> {
   const announced = clock.now().getTime();
-  await tx.execute(sql`SELECT set_config('application_name', ${`${MARK}${announced}`}, true)`);
+  await tx.execute(sql`SELECT set_config('application_name', ${`${MARK}${announced}:`} || ${SCHEMA_DIGEST}, true)`);
   const floor = Math.max(announced, clock.now().getTime()) - STAMP_ALLOWANCE_MS;
   for (const row of rows) if (row.createdAt.getTime() < floor) row.createdAt = new Date(floor);
 }
@@ -49,7 +57,8 @@ export async function committedThrough(db: Executor, clock: Clock, fallbackLagMs
   try {
     const [row] = await queryRows<{ hidden: boolean | null; oldest: string | number | null }>(db, sql`
       SELECT bool_or(state IS NULL) AS hidden,
-             min(substring(application_name FROM ${`^${MARK}(\\d+)$`})::bigint) AS oldest
+             min(substring(application_name FROM ${`^${MARK}(\\d+):`})::bigint)
+               FILTER (WHERE application_name ~ (${`^${MARK}\\d+:`} || ${SCHEMA_DIGEST} || '$')) AS oldest
       FROM pg_stat_activity
       WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`);
     if (row?.hidden) return new Date(now - fallbackLagMs);
