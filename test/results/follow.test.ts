@@ -124,9 +124,23 @@ describe('pacing of the rollups driven by commits', () => {
     expect(started).toEqual(['a', 'b', 'a', 'a']);
     finish.splice(0).forEach((f) => f());
     await drained;
+    // The results-rollup job's rollup takes its turn: after the running one, and commits meanwhile wait for it.
+    now = 10_000;
+    await commit('a');
+    expect(started).toHaveLength(5);
+    let jobRan = false;
+    const job = follower.exclusive('a', async () => {
+      jobRan = true;
+    });
+    await tick();
+    expect(jobRan).toBe(false);
+    finish.splice(0).forEach((f) => f());
+    await job;
+    expect(jobRan).toBe(true);
+    await follower.drain();
     await follower.stop();
     await commit('a');
-    expect(started).toHaveLength(4);
+    expect(started).toHaveLength(5);
     await bus.close();
   });
 });

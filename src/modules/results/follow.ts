@@ -40,6 +40,10 @@ export function createCommitFollower({ bus, intervalMs, refresh, now = () => per
   function start(id: string, pace: Pace): void {
     clearTimeout(pace.timer);
     pace.timer = undefined;
+    if (pace.running) {
+      pace.again = true;
+      return;
+    }
     pace.again = false;
     pace.lastStart = now();
     pace.running = refresh(id, intervalMs / 2).finally(() => {
@@ -83,6 +87,26 @@ export function createCommitFollower({ bus, intervalMs, refresh, now = () => per
   });
 
   return {
+    /**
+     * Runs another rollup of the experiment (the results-rollup job's) in the same turn: after the one running, and
+     * with none driven by commits starting meanwhile.
+     */
+    async exclusive<T>(id: string, run: () => Promise<T>): Promise<T> {
+      let pace = paces.get(id);
+      if (!pace) {
+        pace = { again: false, lastStart: -Infinity };
+        paces.set(id, pace);
+      }
+      while (pace.running) await pace.running;
+      const held = pace;
+      const result = run();
+      held.lastStart = now();
+      held.running = result.then(() => undefined, () => undefined).finally(() => {
+        held.running = undefined;
+        if (held.again) ask(id);
+      });
+      return result;
+    },
     /** Runs the rollups waiting for their turn now and waits until none is running or waiting (tests, shutdown). */
     async drain(): Promise<void> {
       for (;;) {
@@ -139,6 +163,8 @@ export function createBackgroundRollups({ bus, commitRollupMs, refresh }: {
   }) : undefined;
 
   return {
+    /** Runs the results-rollup job's rollup of one experiment in turn with those driven by commits. */
+    exclusive: <T>(id: string, run: () => Promise<T>): Promise<T> => (follower ? follower.exclusive(id, run) : run()),
     /** Waits for the builds and the rollups asked for by commits (those waiting for their turn start now). */
     async drain(): Promise<void> {
       await follower?.drain();

@@ -408,7 +408,7 @@ export function createResultsService(deps: ResultsDeps) {
       for (let skip = 0; ; skip += pageSize) {
         const page = await deps.experiments.activePage(skip, pageSize);
         for (const e of page.map(analysedExperiment)) {
-          await refresh(e);
+          await background.exclusive(e.id, () => refresh(e));
           await evaluate(e);
         }
         if (page.length < pageSize) return;
