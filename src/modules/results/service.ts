@@ -17,7 +17,7 @@ import { EXPERIMENTS_CHANGED, type CorrectionMethod } from '../experiments/domai
 import type { Experiment } from '../experiments/read-model.js';
 import { armStats } from '../tracking/read-model.js';
 import { analysedExperiment, readExperiment, type AnalysedExperiment, type ResultsExperiments } from './experiment.js';
-import { createRollup, eventNamesOf, rangesFor } from './rollup.js';
+import { createRollup, eventNamesOf } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createFreshness, type Fresh } from './freshness.js';
 import { createBackgroundRollups } from './follow.js';

@@ -32,8 +32,8 @@ function definitionMetric(id: string, name: string, test: Metric['test'], defini
     variants,
     definition: {
       metric_definition_id: definition.kind === 'quantile' ? P90_DEFINITION : DEFINITION_ID,
-      sequential_unavailable_reason: 'primary_conversion_only',
-      cuped_unavailable_reason: definition.kind === 'quantile' ? 'not_defined_for_quantiles' : 'not_implemented_for_definitions',
+      sequential_unavailable_reason: definition.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
+      cuped_unavailable_reason: definition.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
       ...definition,
       variants: [CONTROL, TREATMENT].map((variant_id, i) => ({
         variant_id,
@@ -91,13 +91,14 @@ describe('<ResultsView> metrics from the metric library', () => {
     expect(within(treatment).getAllByRole('cell').map((c) => c.textContent)).toEqual(['200', '95', '1.800', '0.300', '0.050 to 0.550', '20.0%', '3.0% to 37.0%', '0.5000', '0.5000', 'not significant', '2']);
     expect(within(card).getByRole('figure', { name: /Revenue per page view: difference against control with 95% confidence interval/ })).toBeTruthy();
     expect(within(card).getByRole('figure', { name: /relative difference against control/ })).toBeTruthy();
-    expect(card.textContent).toContain("Sequential testing not applied: it judges the primary metric's conversion rate only. CUPED not applied: not implemented for metric library metrics.");
+    expect(card.textContent).not.toContain('not applied');
 
     const quantile = (await screen.findByRole('heading', { name: /Load time p90/ })).closest('section') as HTMLElement;
     expect(quantile.querySelector('h3')?.textContent).toContain('(order-statistic interval)');
     expect(within(quantile).getByRole('columnheader', { name: 'p90 of load_time' })).toBeTruthy();
     expect(within(quantile).getByRole('note').textContent).toBe('treatment: no test or interval, too few users with values to compute an interval.');
     expect(quantile.textContent).not.toContain('capped');
+    expect(quantile.textContent).toContain('Sequential testing not applied: not defined for quantiles. CUPED not applied: not defined for quantiles.');
     // Its definition says lower is better (read from the library): a significant rise is drawn as worse.
     await within(quantile).findByText(/lower is better/);
     expect(card.textContent).not.toContain('lower is better');

@@ -19,8 +19,6 @@ export const COMPARISON_UNAVAILABLE: Record<NonNullable<DefinitionVariant['unava
 
 /** Why sequential testing or CUPED is not applied to a definition metric, in words. */
 export const METHOD_UNAVAILABLE: Record<NonNullable<Definition['sequential_unavailable_reason']>, string> = {
-  primary_conversion_only: "it judges the primary metric's conversion rate only",
-  not_implemented_for_definitions: 'not implemented for metric library metrics',
   not_defined_for_quantiles: 'not defined for quantiles',
 };
 
