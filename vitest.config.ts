@@ -1,6 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+/** Test files that mock a module (see the api-isolated project). */
+const ISOLATED = ['test/results/definition-passes.test.ts'];
+
 export default defineConfig({
   resolve: {
     // The workspaces' tests run against their sources (the packaging tests read dist/).
@@ -27,7 +30,14 @@ export default defineConfig({
           globalSetup: ['./test/global-setup.ts'],
           isolate: false,
           include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts', 'openfeature/test/**/*.test.ts'],
+          exclude: ISOLATED,
         },
+      },
+      {
+        // Files that replace a module (vi.mock) need a module cache of their own: in the shared one an earlier file
+        // may have loaded the real module already.
+        extends: true,
+        test: { name: 'api-isolated', globalSetup: ['./test/global-setup.ts'], isolate: true, include: ISOLATED },
       },
       'web/vitest.config.ts',
     ],
