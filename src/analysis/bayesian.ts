@@ -66,6 +66,30 @@ const noTest = (v: ExperimentSettings['variants'][number], n: number, withEvents
 });
 
 /** Conversion: Beta-Binomial posteriors with the configured prior. */
+/** What a treatment's analysis says, either model's: its probabilities, and its decision (recorded in `decisions`). */
+function judged(
+  r: { prob_treatment_beats_control: number | null; expected_loss_treatment: number | null; rope_probability: number | null } | null | undefined,
+  config: BayesianConfig, decisions: BayesianDecision[],
+) {
+  // No analysis, or one without a probability or a loss (a control value of 0 under the normal model): keep going.
+  const decision: BayesianDecision = r && r.prob_treatment_beats_control !== null && r.expected_loss_treatment !== null
+    ? bayesianDecision({
+        probabilityToBeat: r.prob_treatment_beats_control,
+        expectedLoss: r.expected_loss_treatment,
+        ropeProbability: r.rope_probability,
+        lossThreshold: config.loss_threshold,
+        credibleLevel: config.credible_level,
+      })
+    : 'CONTINUE';
+  decisions.push(decision);
+  return {
+    prob_beat_control: finite(r?.prob_treatment_beats_control),
+    expected_loss: finite(r?.expected_loss_treatment),
+    rope_probability: finite(r?.rope_probability),
+    decision,
+  };
+}
+
 function betaBinomialVariants(
   e: ExperimentSettings, totals: Map<string, ArmTotals>, config: BayesianConfig, controlId: string, decisions: BayesianDecision[],
 ): BayesianVariant[] {
@@ -87,23 +111,7 @@ function betaBinomialVariants(
     const analysis = betaBinomialAnalysis(controlArm, { conversions: t.converters, n: t.users }, {
       prior, credibleLevel: config.credible_level, rope: config.rope,
     });
-    const decision = analysis
-      ? bayesianDecision({
-          probabilityToBeat: analysis.prob_treatment_beats_control,
-          expectedLoss: analysis.expected_loss_treatment,
-          ropeProbability: analysis.rope_probability,
-          lossThreshold: config.loss_threshold,
-          credibleLevel: config.credible_level,
-        })
-      : 'CONTINUE';
-    decisions.push(decision);
-    return {
-      ...base,
-      prob_beat_control: finite(analysis?.prob_treatment_beats_control),
-      expected_loss: finite(analysis?.expected_loss_treatment),
-      rope_probability: finite(analysis?.rope_probability),
-      decision,
-    };
+    return { ...base, ...judged(analysis, config, decisions) };
   });
 }
 
@@ -121,24 +129,7 @@ function normalVariants(
     const own = t && normalInterval(t, config.credible_level);
     const withInterval = { ...base, credible_interval: own ? { lower: own[0], upper: own[1] } : null };
     if (v.is_control) return withInterval;
-    const r = c && t ? normalBayes(c, t, options) : null;
-    const decision = r && r.prob_treatment_beats_control !== null && r.expected_loss_treatment !== null
-      ? bayesianDecision({
-          probabilityToBeat: r.prob_treatment_beats_control,
-          expectedLoss: r.expected_loss_treatment,
-          ropeProbability: r.rope_probability,
-          lossThreshold: config.loss_threshold,
-          credibleLevel: config.credible_level,
-        })
-      : 'CONTINUE';
-    decisions.push(decision);
-    return {
-      ...withInterval,
-      prob_beat_control: finite(r?.prob_treatment_beats_control),
-      expected_loss: finite(r?.expected_loss_treatment),
-      rope_probability: finite(r?.rope_probability),
-      decision,
-    };
+    return { ...withInterval, ...judged(c && t ? normalBayes(c, t, options) : null, config, decisions) };
   });
 }
 
