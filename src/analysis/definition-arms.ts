@@ -7,7 +7,7 @@
  *   quantile:   none (no sequential, Bayesian or power method is defined here for quantiles).
  */
 import { capGroups, ratioArm, summaryFromSums, type NormalDifference } from '../stats/index.js';
-import { perUser } from './definitions.js';
+import { perUser, ratioStatsOf } from './definitions.js';
 import type { ArmTotals, Variant } from './snapshot.js';
 import type { DefinitionSettings, VariantUserValues } from './types.js';
 
@@ -63,7 +63,7 @@ export function definitionArms(named: NamedDefinition, variants: readonly Varian
       return;
     }
     const y = perUser(data.get(v.id), 1, true);
-    const r = ratioArm({ n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: x.reduce((a, xi, k) => a + xi * y[k], 0) });
+    const r = ratioArm(ratioStatsOf(x, y));
     arms.set(v.id, { n: x.length, withEvents: withEvents(v.id), sum: sum(x), sumY: sum(y), value: r?.ratio ?? null, variance: r?.variance ?? null });
   });
   return { kind: d.kind, arms };

@@ -199,9 +199,7 @@ export function definitionStatsFromValues(
       cap: capped?.cap ?? null,
       arms: new Map(variants.map((v, i) => {
         const x = capped?.groups[i].values ?? xs[i];
-        const y = ys[i];
-        const ratioStats = { n: x.length, sum_x: sum(x), sum_y: sum(y), sum_x2: sumSq(x), sum_y2: sumSq(y), sum_xy: dot(x, y) };
-        return [v.id, { ...NO_ARM, users: x.length, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, ratio: ratioStats }];
+        return [v.id, { ...NO_ARM, users: x.length, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, ratio: ratioStatsOf(x, ys[i]) }];
       })),
     };
   }
