@@ -8,7 +8,7 @@ const fetchMock = vi.hoisted(() => {
 });
 
 const { ResultsView, updatedAgo } = await import('./ResultsView');
-const { liftDomain, valueAxisMax } = await import('./charts');
+const { dailyMeasure, liftDomain, valueAxisMax } = await import('./charts');
 const { json, renderWithProviders, router } = await import('../../test/harness');
 const { experiment, results, sampleSize } = await import('../../test/fixtures');
 type Results = import('./hooks').Results;
@@ -177,5 +177,35 @@ describe('<ResultsView> while the page is open', () => {
     expect(updatedAgo('2026-11-02T10:04:01.000Z', now)).toBe('59 s ago');
     expect(updatedAgo('2026-11-02T10:03:00.000Z', now)).toBe('2 minutes ago');
     expect(updatedAgo('2026-11-02T10:06:00.000Z', now)).toBe('0 s ago');
+  });
+});
+
+describe('<ResultsView> over time', () => {
+  type DailyMetric = import('./hooks').DailyResults['metrics'][number];
+  const daily = (over: Partial<DailyMetric>): DailyMetric => ({
+    metric_id: 'm1', metric_name: 'Revenue per purchase', event_name: 'revenue', metric_type: 'conversion', is_primary: true,
+    days: [{ date: '2026-11-01', variants: [{ variant_id: 'v1', variant_name: 'control', sample_size: 10, conversions: 4, mean: 12.5, p_value: null }] }],
+    ...over,
+  } as DailyMetric);
+
+  it("draws a library metric's line as what its definition measures, not as its metric type", async () => {
+    const r = results({ recommendation: 'CONTINUE_TESTING', users: 100 });
+    fetchMock.mockImplementation(router([
+      ['GET', /\/results\/[^/]+\/sample-size$/, () => json(200, sampleSize(100, null))],
+      ['GET', /\/results\/[^/]+$/, () => json(200, r)],
+      ['GET', /daily-results$/, () => json(200, { experiment_id: r.experiment_id, metrics: [daily({ definition: { metric_definition_id: 'd1', version: 1, kind: 'ratio' } })] })],
+    ]));
+    renderWithProviders(<ResultsView experiment={experiment({ status: 'active' })} />);
+    expect(await screen.findByRole('figure', { name: 'Revenue per purchase: daily cumulative ratio' })).toBeTruthy();
+    expect(screen.queryByRole('figure', { name: /daily cumulative conversion rate/ })).toBeNull();
+  });
+
+  it('says what each kind of line measures and which are shares', () => {
+    const kinds = (['proportion', 'mean', 'ratio', 'quantile'] as const).map((kind) =>
+      dailyMeasure(daily({ definition: { metric_definition_id: 'd1', version: 1, kind } })));
+    expect(kinds.map((k) => k.percent)).toEqual([true, false, false, false]);
+    expect(kinds.map((k) => k.label)).toEqual(['share of users with an event', 'mean per user', 'ratio', 'quantile of per-user values']);
+    expect(dailyMeasure(daily({}))).toEqual({ label: 'conversion rate', percent: true });
+    expect(dailyMeasure(daily({ metric_type: 'revenue' }))).toEqual({ label: 'mean', percent: false });
   });
 });

@@ -92,7 +92,7 @@ export function ResultsView({ experiment }: { experiment: Experiment }) {
         ) : (
           daily.data.metrics
             .filter((m) => m.is_primary)
-            .map((m) => (m.days.length === 0 ? <Empty key={m.metric_id} title="No daily data yet." /> : <DailyChart key={m.metric_id} metric={m} isConversion={m.metric_type === 'conversion'} />))
+            .map((m) => (m.days.length === 0 ? <Empty key={m.metric_id} title="No daily data yet." /> : <DailyChart key={m.metric_id} metric={m} />))
         )}
       </section>
     </div>

@@ -167,8 +167,10 @@ export function IntervalChart({
   );
 }
 
+type DailyMetric = DailyResults['metrics'][number];
+
 /** One line per variant: the cumulative mean (or rate) at the end of each day. */
-export function dailyRows(metric: DailyResults['metrics'][number]) {
+export function dailyRows(metric: DailyMetric) {
   return metric.days.map((day) => {
     const row: Record<string, string | number | null> = { date: day.date };
     for (const v of day.variants) row[v.variant_name] = v.mean ?? null;
@@ -176,19 +178,34 @@ export function dailyRows(metric: DailyResults['metrics'][number]) {
   });
 }
 
-export function DailyChart({ metric, isConversion }: { metric: DailyResults['metrics'][number]; isConversion: boolean }) {
+/**
+ * What a daily line measures: a metric naming a library definition by its kind (its metric_type is not what is
+ * analysed), an inline metric by its type.
+ */
+export function dailyMeasure(metric: DailyMetric): { label: string; percent: boolean } {
+  switch (metric.definition?.kind) {
+    case 'proportion': return { label: 'share of users with an event', percent: true };
+    case 'mean': return { label: 'mean per user', percent: false };
+    case 'ratio': return { label: 'ratio', percent: false };
+    case 'quantile': return { label: 'quantile of per-user values', percent: false };
+    default: return metric.metric_type === 'conversion' ? { label: 'conversion rate', percent: true } : { label: 'mean', percent: false };
+  }
+}
+
+export function DailyChart({ metric }: { metric: DailyMetric }) {
+  const { label, percent } = dailyMeasure(metric);
   const names = Array.from(new Set(metric.days.flatMap((d) => d.variants.map((v) => v.variant_name))));
   const data = dailyRows(metric);
-  const top = valueAxisMax(Math.max(...metric.days.flatMap((d) => d.variants.map((v) => v.mean ?? 0))), isConversion);
+  const top = valueAxisMax(Math.max(...metric.days.flatMap((d) => d.variants.map((v) => v.mean ?? 0))), percent);
   return (
-    <figure className="chart" aria-label={`${metric.metric_name}: daily cumulative ${isConversion ? 'conversion rate' : 'mean'}`}>
-      <figcaption>Daily cumulative {isConversion ? 'conversion rate' : 'mean'}</figcaption>
+    <figure className="chart" aria-label={`${metric.metric_name}: daily cumulative ${label}`}>
+      <figcaption>Daily cumulative {label}</figcaption>
       <ResponsiveContainer width="100%" height={240}>
         <LineChart data={data} margin={{ top: 8, right: 16, bottom: 8, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" />
           <XAxis dataKey="date" />
-          <YAxis tickFormatter={isConversion ? asPercent : undefined} width={56} domain={[0, top]} />
-          <Tooltip formatter={(v) => (isConversion ? asPercent(Number(v)) : Number(v).toFixed(3))} />
+          <YAxis tickFormatter={percent ? asPercent : undefined} width={56} domain={[0, top]} />
+          <Tooltip formatter={(v) => (percent ? asPercent(Number(v)) : Number(v).toFixed(3))} />
           <Legend />
           {names.map((name, i) => (
             <Line key={name} type="monotone" dataKey={name} stroke={COLORS[i % COLORS.length]} strokeWidth={2} dot={data.length < 20} isAnimationActive={false} connectNulls />
