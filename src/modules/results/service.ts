@@ -267,7 +267,10 @@ export function createResultsService(deps: ResultsDeps) {
       return cached(liveKey(e, `cuped${definitionsKey(definitions)}`), ttl(e), true, () => cupedOf(e, definitions));
     },
 
-    /** Counts per segment (no test); a draft has no assignments to break down (400). */
+    /**
+     * Counts per segment (no test), with a definition metric's value per segment and variant; a draft has no
+     * assignments to break down (400). Keyed on the definitions' versions, so an edit of one shows at once.
+     */
     async segmentBreakdown(id: string, attribute: string, q: { metric_id?: string; skip_cache?: boolean }) {
       const e = await experiment(id);
       if (e.status === 'draft') throw new BadRequest(SEGMENTS_OF_DRAFT);
