@@ -130,7 +130,7 @@ describe('segment counts of metric library definitions', () => {
   let assigned: Map<string, string>;
   let events: TrackedEvent[];
   const country = (u: string) => {
-    const i = Number(u.slice(1));
+    const i = Number(u.split('-').pop());
     return i % 7 === 0 ? null : i % 3 === 0 ? 'fr' : 'de';
   };
 
@@ -154,7 +154,7 @@ describe('segment counts of metric library definitions', () => {
         metric('p90 load time', defs.p90),
       ],
     });
-    const users = Array.from({ length: 300 }, (_, i) => `u${i}`);
+    const users = Array.from({ length: 300 }, (_, i) => `${exp.key}-${i}`);
     assigned = await d.assign(exp.key, users, (u) => {
       const c = country(u);
       return c === null ? {} : { country: c };
