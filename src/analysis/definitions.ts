@@ -215,6 +215,22 @@ export function definitionStatsFromValues(
   };
 }
 
+/**
+ * A variant's value per the definition: the rate of users with an event, the (capped) mean per analysed user, the
+ * ratio of the sums, or the p-th quantile (null without users, a denominator or values).
+ */
+export function definitionValue(d: DefinitionSettings, a: DefinitionArm): number | null {
+  if (d.kind === 'quantile') return finite(a.quantile?.quantile);
+  if (d.kind === 'ratio') return a.ratio && a.ratio.sum_y !== 0 ? finite(a.ratio.sum_x / a.ratio.sum_y) : null;
+  return a.users === 0 ? null : finite((d.kind === 'proportion' ? a.withEvents : a.sum) / a.users);
+}
+
+/** The capping a mean or ratio definition applied (null for none and for the other kinds), with the users it touched. */
+export function cappingOf(d: DefinitionSettings, cap: number | null, usersCapped: number): DefinitionResult['capping'] {
+  if ((d.kind !== 'mean' && d.kind !== 'ratio') || d.capping.type === 'none') return null;
+  return { type: d.capping.type, p: d.capping.type === 'percentile' ? d.capping.p : null, cap: finite(cap), users_capped: usersCapped };
+}
+
 /** proportion and mean: the inline metrics' tests (Fisher, Welch) on the definition's per-user values, capped. */
 function meanLike(d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
   const kind: MetricKind = d.kind === 'proportion' ? 'conversion' : 'value';
@@ -224,7 +240,7 @@ function meanLike(d: DefinitionSettings, variants: readonly Variant[], stats: De
     const a = armOf(stats, v.id);
     const n = a.users;
     totals.set(v.id, { users: n, converters: a.withEvents, eventCount: 0, countSquares: 0, valueSum: a.sum, valueSquares: a.sumSquares });
-    arms.set(v.id, { n, withEvents: a.withEvents, value: n === 0 ? null : kind === 'conversion' ? a.withEvents / n : a.sum / n, capped: a.capped });
+    arms.set(v.id, { n, withEvents: a.withEvents, value: definitionValue(d, a), capped: a.capped });
   }
   // The inline tests give p-values and relative lifts; the absolute difference and its interval are added here.
   const inline = variantResults(kind, variants, totals, method, level);
@@ -253,13 +269,12 @@ function meanLike(d: DefinitionSettings, variants: readonly Variant[], stats: De
 }
 
 /** ratio: the delta method on per-user (capped numerator, denominator) sums. */
-function ratio(_d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
+function ratio(d: DefinitionSettings, variants: readonly Variant[], stats: DefinitionStats, method: CorrectionMethod, level: number) {
   const none: RatioStats = { n: 0, sum_x: 0, sum_y: 0, sum_x2: 0, sum_y2: 0, sum_xy: 0 };
   const ratioOf = (id: string) => armOf(stats, id).ratio ?? none;
   const arms = new Map(variants.map((v) => {
     const a = armOf(stats, v.id);
-    const s = ratioOf(v.id);
-    return [v.id, { n: s.n, withEvents: a.withEvents, value: s.sum_y === 0 ? null : s.sum_x / s.sum_y, capped: a.capped }];
+    return [v.id, { n: ratioOf(v.id).n, withEvents: a.withEvents, value: definitionValue(d, a), capped: a.capped }];
   }));
   const comparisons = eachTreatment(variants, (c, t) => {
     const r = compareRatios(ratioOf(c), ratioOf(t), level);
@@ -273,7 +288,7 @@ function quantile(d: DefinitionSettings, variants: readonly Variant[], stats: De
   const p = d.quantile!;
   const arms = new Map(variants.map((v) => {
     const a = armOf(stats, v.id);
-    return [v.id, { n: a.users, withEvents: a.withEvents, value: a.quantile?.quantile ?? null, capped: 0 }];
+    return [v.id, { n: a.users, withEvents: a.withEvents, value: definitionValue(d, a), capped: 0 }];
   }));
   const comparisons = eachTreatment(variants, (c, t) => {
     const sc = armOf(stats, c).quantile;
@@ -304,7 +319,6 @@ export function definitionResultFromStats(
 ): MetricResult {
   const analyse = d.kind === 'ratio' ? ratio : d.kind === 'quantile' ? quantile : meanLike;
   const r = analyse(d, variants, stats, options.correction_method, options.confidence_level);
-  const takesCap = d.kind === 'mean' || d.kind === 'ratio';
   return {
     ...metricHeader(m),
     event_name: m.event_name,
@@ -318,9 +332,7 @@ export function definitionResultFromStats(
       numerator: d.numerator,
       denominator: d.denominator,
       quantile: d.quantile,
-      capping: takesCap && d.capping.type !== 'none' ? {
-        type: d.capping.type, p: d.capping.type === 'percentile' ? d.capping.p : null, cap: finite(stats.cap), users_capped: cappedUsers(stats),
-      } : null,
+      capping: cappingOf(d, stats.cap, cappedUsers(stats)),
       sequential_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
       cuped_unavailable_reason: d.kind === 'quantile' ? 'not_defined_for_quantiles' : null,
       variants: r.definition,

@@ -42,6 +42,14 @@ export const DefinitionVariant = Type.Object({
   unavailable_reason: Nullable(StringEnum(COMPARISON_UNAVAILABLE, { description: 'Why the comparison has no test or interval' })),
 });
 
+/** A mean or ratio definition's capping as applied: `cap` says where the cap was pooled. */
+const Capping = (cap: string, usersCapped?: string) => Nullable(Type.Object({
+  type: StringEnum(['absolute', 'percentile']),
+  p: Num('percentile capping: p'),
+  cap: Num(cap),
+  users_capped: usersCapped === undefined ? Count : Type.Integer({ minimum: 0, description: usersCapped }),
+}));
+
 export const DefinitionResult = Type.Object({
   metric_definition_id: Uuid(),
   version: Type.Integer({ minimum: 1, description: 'The definition version this analysis used' }),
@@ -50,12 +58,7 @@ export const DefinitionResult = Type.Object({
   numerator: Nullable(EventAggregate),
   denominator: Nullable(EventAggregate),
   quantile: Num('quantile metrics: p'),
-  capping: Nullable(Type.Object({
-    type: StringEnum(['absolute', 'percentile']),
-    p: Num('percentile capping: p'),
-    cap: Num('The cap applied to per-user values (ratio: to the numerator); null when there were no values'),
-    users_capped: Count,
-  })),
+  capping: Capping('The cap applied to per-user values (ratio: to the numerator); null when there were no values'),
   sequential_unavailable_reason: Nullable(StringEnum(DEFINITION_UNAVAILABLE)),
   cuped_unavailable_reason: Nullable(StringEnum(DEFINITION_UNAVAILABLE)),
   variants: Type.Array(DefinitionVariant),
@@ -295,6 +298,19 @@ export const CupedResult = Type.Object({
   computed_at: DateTime(),
 });
 
+/** A definition metric's value in one segment and variant (counts route: no comparison). */
+const SegmentDefinition = Type.Object({
+  ...definitionRefFields,
+  value: Num('In this segment and variant: proportion: rate of users with an event; mean: mean per analysed user (capped); ratio: sum numerator / sum denominator; quantile: the p-th quantile of the users with events'),
+  users_with_events: Count,
+  capping: Capping(
+    "The cap applied in this segment: the absolute cap, or the pooled percentile of the segment's per-user values over every variant (as segmented results; not the whole experiment's cap); null when there were no values",
+    'Users of this segment and variant above the cap',
+  ),
+}, {
+  description: 'Present when the metric names a metric library definition: its value per the definition (docs/statistics.md); conversions, events, value_sum and mean stay the counts of the metric\'s event_name',
+});
+
 export const SegmentCounts = Type.Object({
   experiment_id: Uuid(),
   segment_by: Type.String(),
@@ -310,6 +326,7 @@ export const SegmentCounts = Type.Object({
       users: Count,
       metrics: Type.Array(Type.Object({
         metric_id: Uuid(), metric_name: Type.String(), conversions: Count, events: Count, value_sum: Type.Number(), mean: Num(),
+        definition: Type.Optional(SegmentDefinition),
       })),
     })),
   })),

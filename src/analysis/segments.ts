@@ -7,13 +7,16 @@ import { bonferroni } from '../stats/index.js';
 import type { CorrectionMethod } from './domain.js';
 import type { ExperimentSettings } from './types.js';
 import { alphaFor, meanOf, metricKind, variantResults } from './compare.js';
-import type { DefinitionSettings, SegmentStats } from './types.js';
-import { definitionMetricResult } from './definitions.js';
+import type { DefinitionSettings, SegmentStats, VariantUserValues } from './types.js';
+import { definitionRef } from './definition-arms.js';
+import { cappingOf, definitionMetricResult, definitionStatsFromValues, definitionValue } from './definitions.js';
 import { metricHeader, type ArmTotals, type Metric } from './snapshot.js';
 import type { Breakdown, SegmentCounts } from './model.js';
 
 /** Per metric id naming a definition: the definition and, per segment value and variant id, its per-user rows. */
-export type DefinitionSegments = Map<string, { definition: DefinitionSettings; rows: Map<string | null, Map<string, number[][]>> }>;
+export type DefinitionSegments = Map<string, DefinitionSegment>;
+interface DefinitionSegment { definition: DefinitionSettings; rows: DefinitionSegmentRows }
+type DefinitionSegmentRows = Map<string | null, Map<string, number[][]>>;
 
 /** Segments listed at most, the largest first; the rest are counted in segments_omitted. */
 export const MAX_SEGMENTS = 50;
@@ -29,6 +32,11 @@ function bySegment(rows: SegmentStats[]): BySegment {
     variants.set(variantId, totals);
   }
   return out;
+}
+
+/** A definition metric's per-user values within one segment, per variant (users: the segment's analysed users). */
+function segmentValues(e: ExperimentSettings, users: BySegment, rows: DefinitionSegmentRows, segment: string | null): VariantUserValues[] {
+  return e.variants.map((v) => ({ variantId: v.id, users: users.get(segment)?.get(v.id)?.users ?? 0, rows: rows.get(segment)?.get(v.id) ?? [] }));
 }
 
 /** The segments to list: by assigned users, largest first, then by value (the missing value last). */
@@ -61,9 +69,8 @@ export function segmentedResults(
     const grouped = bySegment(statsByEvent.get(metric.event_name) ?? []);
     const defined = named.get(metric.id);
     // A definition metric: analysed per the definition within each segment (its block kept), uncorrected before Bonferroni.
-    const definitionResults = defined && segments.map((s) => definitionMetricResult(metric, defined.definition, e.variants.map((v) => ({
-      variantId: v.id, users: users.get(s)?.get(v.id)?.users ?? 0, rows: defined.rows.get(s)?.get(v.id) ?? [],
-    })), e.variants, { correction_method: 'none', confidence_level: confidenceLevel }));
+    const definitionResults = defined && segments.map((s) => definitionMetricResult(
+      metric, defined.definition, segmentValues(e, users, defined.rows, s), e.variants, { correction_method: 'none', confidence_level: confidenceLevel }));
     const raw = definitionResults
       ? definitionResults.map((r) => r.variants)
       : segments.map((s) => variantResults(metricKind(metric.metric_type), e.variants, grouped.get(s) ?? new Map(), 'none' as CorrectionMethod, confidenceLevel));
@@ -93,13 +100,43 @@ export function segmentedResults(
 
 export type { SegmentCounts };
 
-/** Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for. */
+type SegmentDefinition = NonNullable<SegmentCounts['segments'][number]['variants'][number]['metrics'][number]['definition']>;
+
+/**
+ * A definition metric's value per variant in each listed segment, from the segment's per-user values as segmented
+ * results read them (a percentile cap pooled over the segment's variants, as there); no comparison.
+ */
+function definitionCounts(
+  e: ExperimentSettings, segments: Array<string | null>, users: BySegment, defined: DefinitionSegment,
+): Map<string | null, Map<string, SegmentDefinition>> {
+  const d = defined.definition;
+  return new Map(segments.map((segment) => {
+    const stats = definitionStatsFromValues(d, e.variants, segmentValues(e, users, defined.rows, segment), e.confidence_level);
+    return [segment, new Map(e.variants.map((v) => {
+      const arm = stats.arms.get(v.id)!;
+      return [v.id, {
+        ...definitionRef(d), value: definitionValue(d, arm), users_with_events: arm.withEvents, capping: cappingOf(d, stats.cap, arm.capped),
+      }];
+    }))];
+  }));
+}
+
+/**
+ * Counts per segment, variant and metric (no test). `metrics` is the experiment's metrics or the one asked for; a
+ * metric naming a definition (`named`) adds the definition's value in each segment and variant.
+ */
 export function segmentCounts(
   e: ExperimentSettings, attribute: string, metrics: Metric[], statsByEvent: Map<string, SegmentStats[]>, metricId: string | null,
+  named: DefinitionSegments = new Map(),
 ): SegmentCounts {
   const allRows = [...statsByEvent.values()][0] ?? [];
   const { segments, total } = chosenSegments(allRows);
   const grouped = new Map(metrics.map((m) => [m.id, bySegment(statsByEvent.get(m.event_name) ?? [])]));
+  const users = bySegment(allRows);
+  const defined = new Map(metrics.flatMap((m) => {
+    const n = named.get(m.id);
+    return n ? [[m.id, definitionCounts(e, segments, users, n)] as const] : [];
+  }));
   return {
     experiment_id: e.id,
     segment_by: attribute,
@@ -117,6 +154,7 @@ export function segmentCounts(
           users: (metrics[0] && arm(metrics[0])?.users) ?? 0,
           metrics: metrics.map((m) => {
             const t = arm(m);
+            const definition = defined.get(m.id)?.get(segment)?.get(v.id);
             return {
               metric_id: m.id,
               metric_name: m.name,
@@ -124,6 +162,7 @@ export function segmentCounts(
               events: t?.eventCount ?? 0,
               value_sum: t?.valueSum ?? 0,
               mean: t ? meanOf(metricKind(m.metric_type), t) : null,
+              ...(definition ? { definition } : {}),
             };
           }),
         };

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adjust, compareQuantiles, compareRatios, fisherExactTwoSided, quantileSummary, summaryFromSums, welchTTest } from '../../src/stats/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
-import { definitionEvents, Driver, type Json, type TrackedEvent } from './helpers.js';
+import { definitionEvents, Driver, numpyPercentile, type Json, type TrackedEvent } from './helpers.js';
 
 let t: TestApp;
 let dev: TestUser;
@@ -23,14 +23,6 @@ async function define(body: Json): Promise<Json> {
   const res = await t.call('POST', '/api/v1/metric-definitions', analyst, { ...body, name: t.unique(body.name) });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
-}
-
-/** numpy's default (linear) percentile, written out here independently of src/stats. */
-function numpyPercentile(values: number[], p: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  const h = (s.length - 1) * p;
-  const j = Math.floor(h);
-  return j + 1 >= s.length ? s[s.length - 1] : s[j] + (h - j) * (s[j + 1] - s[j]);
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);

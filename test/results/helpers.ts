@@ -107,3 +107,11 @@ export function expectedArms(assigned: Map<string, string>, counted: TrackedEven
   }
   return arms;
 }
+
+/** numpy's default (linear) percentile, written out here independently of src/stats. */
+export function numpyPercentile(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const h = (s.length - 1) * p;
+  const j = Math.floor(h);
+  return j + 1 >= s.length ? s[s.length - 1] : s[j] + (h - j) * (s[j + 1] - s[j]);
+}

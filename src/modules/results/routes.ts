@@ -111,7 +111,7 @@ export const resultsRoutes: FastifyPluginAsyncTypebox<{ results: ResultsService 
     schema: {
       tags, operationId: 'readSegmentBreakdown',
       summary: 'Counts per value of an assignment-context attribute, variant and metric (no test; not for drafts)',
-      description: 'Any signed-in role. Counts per value of an assignment-context attribute, variant and metric, without a significance test; a draft experiment is 400.',
+      description: "Any signed-in role. Counts per value of an assignment-context attribute, variant and metric, without a significance test; a metric naming a metric library definition adds the definition's value in each segment and variant (`definition`); a draft experiment is 400.",
       params: SegmentParams, querystring: SegmentQuery,
       response: { ...COMPUTING, 200: SegmentCounts, ...errorResponses(400, 401, 404, 422) },
     },

@@ -160,9 +160,13 @@ export function createResultsService(deps: ResultsDeps) {
   });
 
   const definitionLoads = createDefinitionLoads(consistentRead);
+  /** Per metric of `metrics` naming one of `definitions`: its per-user values per segment (none to read: undefined). */
+  const definitionSegments = (e: AnalysedExperiment, attribute: string, metrics: Metric[], definitions: DefinitionSettings[]) => {
+    const named = namedMetrics({ metrics }, definitions);
+    return named.length ? definitionLoads.bySegment(e, attribute, named) : undefined;
+  };
   async function segmented(e: AnalysedExperiment, attribute: string, confidenceLevel: number): Promise<SegmentedResults> {
-    const named = namedMetrics(e, await definitionsOf(e));
-    const definitionRows = named.length ? await definitionLoads.bySegment(e, attribute, named) : undefined;
+    const definitionRows = await definitionSegments(e, attribute, e.metrics, await definitionsOf(e));
     return segmentedResults(e, attribute, await loadSegmentStats(e, attribute, eventNamesOf(e)), confidenceLevel, definitionRows);
   }
 
@@ -263,7 +267,10 @@ export function createResultsService(deps: ResultsDeps) {
       return cached(liveKey(e, `cuped${definitionsKey(definitions)}`), ttl(e), true, () => cupedOf(e, definitions));
     },
 
-    /** Counts per segment (no test); a draft has no assignments to break down (400). */
+    /**
+     * Counts per segment (no test), with a definition metric's value per segment and variant; a draft has no
+     * assignments to break down (400). Keyed on the definitions' versions, so an edit of one shows at once.
+     */
     async segmentBreakdown(id: string, attribute: string, q: { metric_id?: string; skip_cache?: boolean }) {
       const e = await experiment(id);
       if (e.status === 'draft') throw new BadRequest(SEGMENTS_OF_DRAFT);
@@ -272,8 +279,12 @@ export function createResultsService(deps: ResultsDeps) {
         metrics = e.metrics.filter((m) => m.id === q.metric_id);
         if (metrics.length === 0) throw new NotFound(METRIC_NOT_FOUND);
       }
-      return cached(liveKey(e, `segments:${JSON.stringify([attribute, q.metric_id ?? null])}`), ttl(e), !q.skip_cache, async () =>
-        segmentCounts(e, attribute, metrics, await loadSegmentStats(e, attribute, [...new Set(metrics.map((m) => m.event_name))]), q.metric_id ?? null));
+      const definitions = await definitionsOf(e);
+      const key = liveKey(e, `segments:${JSON.stringify([attribute, q.metric_id ?? null])}${definitionsKey(definitions)}`);
+      return cached(key, ttl(e), !q.skip_cache, async () => {
+        const stats = await loadSegmentStats(e, attribute, [...new Set(metrics.map((m) => m.event_name))]);
+        return segmentCounts(e, attribute, metrics, stats, q.metric_id ?? null, await definitionSegments(e, attribute, metrics, definitions));
+      });
     },
 
     /** GET /experiments/{id}/daily-results; cached an hour when CACHE_ENABLED is on (spec, "Caching"). */
