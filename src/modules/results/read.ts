@@ -38,7 +38,7 @@ export interface UserTotalsSink {
   excluded?: string[];
 }
 
-/** User totals of one pass, with the index of its range of users (their ranks are numbered per range). */
+/** User totals of one pass, with the index of its range of users (a ratio's two passes pair their users per range). */
 export type RangeTotals = UserTotals & { range: number };
 
 export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: number }) {

@@ -237,8 +237,8 @@ export interface UserTotals {
 
 /**
  * As metricDeltasFromStart, with every user's totals of the event from the same pass (each user with a counted event
- * in the scope, the excluded among them): the per-user values of the metric library's definitions, in the same
- * snapshot and with no pass of their own.
+ * in the scope but the excluded, whose events the day deltas still count): the per-user values of the metric
+ * library's definitions, in the same snapshot and with no pass of their own.
  */
 export async function metricDeltasWithUserTotals(
   db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope & { userTotals: { sums: boolean } },
