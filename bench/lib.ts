@@ -29,12 +29,18 @@ export function cpuSeconds(pid: number): number {
 /**
  * Starts the built service (`npm run build` first) on a fresh schema of BENCH_DATABASE_URL, without rate limits.
  * BENCH_NODE_ARGS adds Node options to the service's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * BENCH_SCHEMA names the schema instead (`bench_` and a word), created if absent and kept at the end, so that a
+ * benchmark whose loading is long can run again on its data (drop it by hand when done); BENCH_SERVER_DIR runs the
+ * build of another checkout (its `dist/`), e.g. a worktree at the base commit, for before/after runs on the same data.
  */
 export async function startServer(extraEnv: Record<string, string> = {}): Promise<Server> {
-  const schema = `bench_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
-  await adminQuery(`CREATE SCHEMA ${schema}`);
+  const kept = process.env.BENCH_SCHEMA;
+  if (kept !== undefined && !/^bench_\w+$/.test(kept)) throw new Error('BENCH_SCHEMA: bench_ and letters, digits or _');
+  const schema = kept ?? `bench_${randomUUID().replace(/-/g, '').slice(0, 10)}`;
+  await adminQuery(`CREATE SCHEMA ${kept ? 'IF NOT EXISTS ' : ''}${schema}`);
   const port = 30_000 + Math.floor(Math.random() * 10_000);
   const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), 'dist/src/main.js'], {
+    cwd: process.env.BENCH_SERVER_DIR,
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_ENABLED: 'false', SCHEDULER_ENABLED: 'false',
       DATABASE_URL: `${BENCH_DATABASE_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`,
@@ -51,7 +57,7 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;
-      await adminQuery(`DROP SCHEMA ${schema} CASCADE`);
+      if (!kept) await adminQuery(`DROP SCHEMA ${schema} CASCADE`);
     },
   };
 }

@@ -43,8 +43,11 @@ async function serviceCpu(): Promise<{ service: number; backends: Map<number, nu
 const cpuBetween = (a: Awaited<ReturnType<typeof serviceCpu>>, b: Awaited<ReturnType<typeof serviceCpu>>) =>
   (b.service - a.service) + [...b.backends].reduce((sum, [pid, cpu]) => sum + cpu - (a.backends.get(pid) ?? 0), 0);
 type Experiment = { id: string; variants: Array<{ id: string }> };
-try {
-  const { bearer } = await signIn(server.base);
+/**
+ * Two started experiments on identical data (loaded here), the second with a ratio and a p90 metric of the metric
+ * library besides the reference's two inline metrics.
+ */
+async function setUp(bearer: Record<string, string>): Promise<{ without: Experiment; withDefs: Experiment }> {
   const define = (body: Record<string, unknown>) => api<{ id: string }>(server.base, 'POST', '/api/v1/metric-definitions', body, bearer);
   const ratio = await define({
     name: 'Revenue per purchase', kind: 'ratio',
@@ -83,6 +86,21 @@ try {
   await client.query('VACUUM ANALYZE assignments');
   await client.query('VACUUM ANALYZE events');
   console.log(`loaded 2 x ${USERS} users, 2 x ${3 * USERS} events in ${((performance.now() - loadStart) / 1000).toFixed(1)} s`);
+  return { without, withDefs };
+}
+
+try {
+  const { bearer } = await signIn(server.base);
+  // BENCH_SCHEMA (bench/lib.ts): the data an earlier run loaded into that schema (at the same BENCH_SCALE) is reused.
+  const kept = process.env.BENCH_SCHEMA;
+  const { rows: earlier } = kept
+    ? await client.query<{ id: string; key: string }>(`SELECT id, key FROM ${kept}.experiments WHERE key LIKE 'definitions-bench-%'`)
+    : { rows: [] as Array<{ id: string; key: string }> };
+  const experimentOf = (key: string) => api<Experiment>(server.base, 'GET', `/api/v1/experiments/${earlier.find((r) => r.key === key)!.id}`, undefined, bearer);
+  const { without, withDefs } = earlier.length === 2
+    ? { without: await experimentOf('definitions-bench-without'), withDefs: await experimentOf('definitions-bench-with') }
+    : await setUp(bearer);
+  if (earlier.length === 2) console.log(`reusing the data loaded in ${kept}`);
 
   // use_cache=false with the scheduler off: every GET is a first computation (no rollup; a GET never writes).
   const get = async (e: Experiment) => {

@@ -5,6 +5,7 @@
 import { BAYESIAN_DEFAULTS, type BayesianConfig, type BayesianDecision } from './domain.js';
 import { betaBinomialAnalysis, bayesianDecision, credibleInterval, normalBayes, normalInterval, posterior } from '../stats/index.js';
 import { definitionArms, definitionRef, type NamedDefinition, type ValueArm } from './definition-arms.js';
+import { rowCount } from './definition-stats.js';
 import { ENGINE_VERSION } from './domain.js';
 import type { ExperimentSettings } from './types.js';
 import { finite } from './compare.js';
@@ -136,5 +137,5 @@ function normalVariants(
 /** Quantile definitions: no Bayesian method here; the arms' sizes only. */
 function quantileVariants(e: ExperimentSettings, named: NamedDefinition): BayesianVariant[] {
   const data = new Map(named.values.map((v) => [v.variantId, v]));
-  return e.variants.map((v) => noTest(v, data.get(v.id)?.users ?? 0, data.get(v.id)?.rows.length ?? 0));
+  return e.variants.map((v) => noTest(v, data.get(v.id)?.users ?? 0, rowCount(data.get(v.id))));
 }

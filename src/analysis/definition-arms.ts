@@ -6,15 +6,16 @@
  *   ratio:      the ratio of means R of (capped numerator, denominator) and its delta-method Var(R) (ratioArm);
  *   quantile:   none (no sequential, Bayesian or power method is defined here for quantiles).
  */
-import { capGroups, ratioArm, summaryFromSums, type NormalDifference } from '../stats/index.js';
-import { perUser, ratioStatsOf } from './definitions.js';
+import { ratioArm, summaryFromSums, type NormalDifference } from '../stats/index.js';
+import { NO_ARM } from './definition-stats.js';
+import { definitionStatsFromValues } from './definitions.js';
 import type { ArmTotals, Variant } from './snapshot.js';
-import type { DefinitionSettings, VariantUserValues } from './types.js';
+import type { DefinitionSettings, VariantUserColumns, VariantUserValues } from './types.js';
 
 /** A metric's definition and its per-user values (results' DefinitionInputs entry). */
 export interface NamedDefinition {
   definition: DefinitionSettings;
-  values: VariantUserValues[];
+  values: ReadonlyArray<VariantUserValues | VariantUserColumns>;
 }
 
 /** One variant of a mean or ratio definition. */
@@ -36,36 +37,32 @@ export type DefinitionArms =
   | { kind: 'mean' | 'ratio'; arms: Map<string, ValueArm> }
   | { kind: 'quantile' };
 
-const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
-const sumSq = (xs: readonly number[]) => xs.reduce((a, b) => a + b * b, 0);
-
-/** Per variant id, the definition's arm statistics, capping applied at the pooled cap over every variant. */
+/** Per variant id, the definition's arm statistics, capping applied at the pooled cap over every variant (as in the results). */
 export function definitionArms(named: NamedDefinition, variants: readonly Variant[]): DefinitionArms {
   const d = named.definition;
-  const data = new Map(named.values.map((v) => [v.variantId, v]));
   if (d.kind === 'quantile') return { kind: 'quantile' };
-  const withEvents = (id: string) => (data.get(id)?.rows ?? []).filter((r) => r[0] > 0).length;
+  // The confidence level only matters to quantiles.
+  const stats = definitionStatsFromValues(d, variants, named.values, 0.95);
+  const armOf = (id: string) => stats.arms.get(id) ?? NO_ARM;
   if (d.kind === 'proportion') {
     return { kind: 'proportion', totals: new Map(variants.map((v) => {
-      const converters = withEvents(v.id);
-      return [v.id, { users: data.get(v.id)?.users ?? 0, converters, eventCount: 0, countSquares: 0, valueSum: converters, valueSquares: converters }];
+      const { users, withEvents: converters } = armOf(v.id);
+      return [v.id, { users, converters, eventCount: 0, countSquares: 0, valueSum: converters, valueSquares: converters }];
     })) };
   }
-  const xs = variants.map((v) => perUser(data.get(v.id), 0, true));
-  const capped = capGroups(xs, d.capping);
   const arms = new Map<string, ValueArm>();
-  variants.forEach((v, i) => {
-    const x = capped?.groups[i].values ?? xs[i];
+  for (const v of variants) {
+    const a = armOf(v.id);
     if (d.kind === 'mean') {
-      const s = summaryFromSums(x.length, sum(x), sumSq(x));
-      const n = x.length;
-      arms.set(v.id, { n, withEvents: withEvents(v.id), sum: sum(x), sumY: n, value: n > 0 ? s.mean : null, variance: n >= 2 ? s.variance / n : null });
-      return;
+      const n = a.users;
+      const s = summaryFromSums(n, a.sum, a.sumSquares);
+      arms.set(v.id, { n, withEvents: a.withEvents, sum: a.sum, sumY: n, value: n > 0 ? s.mean : null, variance: n >= 2 ? s.variance / n : null });
+      continue;
     }
-    const y = perUser(data.get(v.id), 1, true);
-    const r = ratioArm(ratioStatsOf(x, y));
-    arms.set(v.id, { n: x.length, withEvents: withEvents(v.id), sum: sum(x), sumY: sum(y), value: r?.ratio ?? null, variance: r?.variance ?? null });
-  });
+    const stats = a.ratio ?? { n: 0, sum_x: 0, sum_y: 0, sum_x2: 0, sum_y2: 0, sum_xy: 0 };
+    const r = ratioArm(stats);
+    arms.set(v.id, { n: stats.n, withEvents: a.withEvents, sum: stats.sum_x, sumY: stats.sum_y, value: r?.ratio ?? null, variance: r?.variance ?? null });
+  }
   return { kind: d.kind, arms };
 }
 

@@ -7,14 +7,13 @@
  *   quantile:   the p-th quantile of the per-user values of users with at least one event (compareQuantiles).
  * Treatments' p-values are corrected together with the stored method, as for every metric.
  */
-import {
-  adjust, capGroups, compareQuantiles, compareRatios, quantileSummary, welchTTest, summaryFromSums, type QuantileSummary, type RatioStats,
-} from '../stats/index.js';
+import { adjust, compareQuantiles, compareRatios, welchTTest, summaryFromSums, type RatioStats } from '../stats/index.js';
 import type { CorrectionMethod } from './domain.js';
 import { alphaFor, finite, variantResults, type MetricKind } from './compare.js';
 import type { DefinitionResult, MetricResult, VariantResult } from './model.js';
 import { metricHeader, type ArmTotals, type Metric, type Variant } from './snapshot.js';
-import type { DefinitionSettings, EventAggregate, VariantUserValues } from './types.js';
+import { columnsOf, definitionStatsFromColumns, NO_ARM, type DefinitionStats } from './definition-stats.js';
+import type { DefinitionSettings, EventAggregate, VariantUserColumns, VariantUserValues } from './types.js';
 
 type Reason = DefinitionResult['variants'][number]['unavailable_reason'];
 
@@ -143,76 +142,22 @@ function fromStats(
   return { p_value: c.p_value, difference: c.difference, difference_ci: [c.ci_lower, c.ci_upper], relative, relative_ci: [c.relative_ci_lower, c.relative_ci_upper], reason: c.reason };
 }
 
-/**
- * What a definition's analysis needs of one variant: sufficient statistics, so that per-user values (results, below)
- * and aggregates computed elsewhere (the warehouse's SQL) go through the same comparison code.
- */
-export interface DefinitionArm {
-  /** analysed users */
-  users: number;
-  /** proportion: users with an event; mean and ratio: users whose (numerator) value is above 0; quantile: users with an event */
-  withEvents: number;
-  /** users whose value was above the cap */
-  capped: number;
-  /** proportion and mean: sum and sum of squares of the (capped) per-user values of every analysed user */
-  sum: number;
-  sumSquares: number;
-  /** ratio: the sufficient statistics of the capped numerator and the denominator */
-  ratio?: RatioStats;
-  /** quantile: the summary of the users with events (null without any) */
-  quantile?: QuantileSummary | null;
-}
+export type { DefinitionArm, DefinitionStats } from './definition-stats.js';
 
-/** Per variant id, its statistics; `cap` the cap applied (null without capping or values). */
-export interface DefinitionStats {
-  cap: number | null;
-  arms: Map<string, DefinitionArm>;
-}
-
-const NO_ARM: DefinitionArm = { users: 0, withEvents: 0, capped: 0, sum: 0, sumSquares: 0 };
 const armOf = (stats: DefinitionStats, id: string) => stats.arms.get(id) ?? NO_ARM;
 const cappedUsers = (stats: DefinitionStats) => [...stats.arms.values()].reduce((n, a) => n + a.capped, 0);
 
 /**
- * The per-user values' statistics: proportion and mean capped (pooled percentile over every analysed user's value,
- * zeros included), ratio with its numerator capped, quantile summarised over the users with events.
+ * The per-user values' statistics (definition-stats.ts): proportion and mean capped (pooled percentile over every
+ * analysed user's value, zeros included), ratio with its numerator capped, quantile summarised over the users with
+ * events. So that per-user values (results) and aggregates computed elsewhere (the warehouse's SQL) go through the
+ * same comparison code (definitionResultFromStats).
  */
 export function definitionStatsFromValues(
-  d: DefinitionSettings, variants: readonly Variant[], values: VariantUserValues[], confidenceLevel: number,
+  d: DefinitionSettings, variants: readonly Variant[], values: ReadonlyArray<VariantUserValues | VariantUserColumns>, confidenceLevel: number,
 ): DefinitionStats {
-  const data = new Map(values.map((v) => [v.variantId, v]));
-  const withEvents = (id: string) => (data.get(id)?.rows ?? []).filter((r) => r[0] > 0).length;
-  if (d.kind === 'quantile') {
-    return {
-      cap: null,
-      arms: new Map(variants.map((v) => [v.id, {
-        ...NO_ARM, users: data.get(v.id)?.users ?? 0, withEvents: data.get(v.id)?.rows.length ?? 0,
-        quantile: quantileSummary(perUser(data.get(v.id), 0, false), d.quantile!, confidenceLevel),
-      }])),
-    };
-  }
-  if (d.kind === 'ratio') {
-    const xs = variants.map((v) => perUser(data.get(v.id), 0, true));
-    const ys = variants.map((v) => perUser(data.get(v.id), 1, true));
-    const capped = capGroups(xs, d.capping);
-    return {
-      cap: capped?.cap ?? null,
-      arms: new Map(variants.map((v, i) => {
-        const x = capped?.groups[i].values ?? xs[i];
-        return [v.id, { ...NO_ARM, users: x.length, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, ratio: ratioStatsOf(x, ys[i]) }];
-      })),
-    };
-  }
-  const isValue = d.kind === 'mean';
-  const groups = variants.map((v) => perUser(data.get(v.id), 0, isValue));
-  const capped = capGroups(groups, isValue ? d.capping : { type: 'none' });
-  return {
-    cap: capped?.cap ?? null,
-    arms: new Map(variants.map((v, i) => {
-      const xs = capped?.groups[i].values ?? groups[i];
-      return [v.id, { users: data.get(v.id)?.users ?? 0, withEvents: withEvents(v.id), capped: capped?.groups[i].capped_count ?? 0, sum: sum(xs), sumSquares: sumSq(xs) }];
-    })),
-  };
+  const width = aggregatesOf(d).length;
+  return definitionStatsFromColumns(d, variants, values.map((v) => columnsOf(v, width)), confidenceLevel);
 }
 
 /**
@@ -306,7 +251,7 @@ const TEST_OF_KIND: Record<DefinitionSettings['kind'], MetricResult['test']> = {
 
 /** A metric that names a definition, analysed per the definition; `definition` records what was used. */
 export function definitionMetricResult(
-  m: Metric, d: DefinitionSettings, values: VariantUserValues[], variants: readonly Variant[],
+  m: Metric, d: DefinitionSettings, values: ReadonlyArray<VariantUserValues | VariantUserColumns>, variants: readonly Variant[],
   options: { correction_method: CorrectionMethod; confidence_level: number },
 ): MetricResult {
   return definitionResultFromStats(m, d, variants, definitionStatsFromValues(d, variants, values, options.confidence_level), options);

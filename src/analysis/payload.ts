@@ -4,7 +4,7 @@
  * directly.
  */
 import type { CorrectionMethod } from './domain.js';
-import type { DefinitionSettings, ExperimentSettings, VariantUserValues } from './types.js';
+import type { DefinitionSettings, ExperimentSettings, VariantUserColumns, VariantUserValues } from './types.js';
 import { definitionMetricResult } from './definitions.js';
 import { bayesianBlock } from './bayesian.js';
 import { alphaFor, metricKind, TEST_OF, variantResults } from './compare.js';
@@ -42,7 +42,7 @@ export function diagnosticsOf(e: ExperimentSettings, snapshot: Snapshot): Diagno
 }
 
 /** Per metric id, the definition a metric names (as read now) and its per-user values. */
-export type DefinitionInputs = Map<string, { definition: DefinitionSettings; values: VariantUserValues[] }>;
+export type DefinitionInputs = Map<string, { definition: DefinitionSettings; values: ReadonlyArray<VariantUserValues | VariantUserColumns> }>;
 
 export function buildResults(
   e: ExperimentSettings, snapshot: Snapshot, options: ResultsOptions, breakdown: SegmentedResults | null, autoPause = false,

@@ -128,3 +128,13 @@ export interface VariantUserValues {
   users: number;
   rows: number[][];
 }
+
+/**
+ * The same values in columns: `columns[i][k]` is aggregate i of the k-th user with an event (every column as long),
+ * a compact form for many users (results' first computation).
+ */
+export interface VariantUserColumns {
+  variantId: string;
+  users: number;
+  columns: Float64Array[];
+}

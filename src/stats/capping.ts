@@ -37,12 +37,20 @@ export function quantileLinear(values: readonly number[], p: number): number | n
 }
 
 /** As quantileLinear for values already sorted ascending (no checks). */
-export function quantileOfSorted(sorted: readonly number[], p: number): number {
-  const h = (sorted.length - 1) * p;
+export function quantileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  return quantileOfOrdered(sorted.length, (i) => sorted[i], p);
+}
+
+/**
+ * As quantileOfSorted for `n` values given by their order statistics (`at(i)`, the (i+1)-th smallest), which need
+ * not be held in one array: e.g. sorted values with a run of zeros between the negative and the positive ones.
+ */
+export function quantileOfOrdered(n: number, at: (i: number) => number, p: number): number {
+  const h = (n - 1) * p;
   const j = Math.floor(h);
-  if (j + 1 >= sorted.length) return sorted[sorted.length - 1];
-  const lower = sorted[j];
-  const upper = sorted[j + 1];
+  if (j + 1 >= n) return at(n - 1);
+  const lower = at(j);
+  const upper = at(j + 1);
   // numpy's _lerp: exact at both ends, and no overflow from upper − lower on huge values of opposite signs.
   const g = h - j;
   const value = g >= 0.5 ? upper - (upper - lower) * (1 - g) : lower + (upper - lower) * g;

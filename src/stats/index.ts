@@ -114,6 +114,7 @@ export {
 export {
   capGroups,
   quantileLinear,
+  quantileOfOrdered,
   type Capping,
   type CappedGroup,
   type CappingResult,
@@ -121,6 +122,7 @@ export {
 export {
   quantileRanks,
   quantileSummary,
+  quantileSummaryOfSorted,
   compareQuantiles,
   type QuantileSummary,
   type QuantileArm,

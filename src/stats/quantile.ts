@@ -68,7 +68,11 @@ export function quantileRanks(n: number, p: number, confidenceLevel: number): { 
 /** One variant's summary from its per-user values; null for no values or invalid input. */
 export function quantileSummary(values: readonly number[], p: number, confidenceLevel = 0.95): QuantileSummary | null {
   if (values.length === 0 || !values.every(Number.isFinite) || !isOpenUnit(p) || !isOpenUnit(confidenceLevel)) return null;
-  const sorted = [...values].sort((a, b) => a - b);
+  return quantileSummaryOfSorted([...values].sort((a, b) => a - b), p, confidenceLevel);
+}
+
+/** As quantileSummary for finite values already sorted ascending (e.g. a sorted Float64Array); p and level not checked. */
+export function quantileSummaryOfSorted(sorted: ArrayLike<number>, p: number, confidenceLevel: number): QuantileSummary {
   const ranks = quantileRanks(sorted.length, p, confidenceLevel);
   return {
     n: sorted.length,

@@ -33,10 +33,13 @@ export class ResultsComputing extends DomainError {
  * pass, and the users left out, all of one snapshot. Filled only when every wanted name is read from the start.
  */
 export interface UserTotalsSink {
-  wanted: Map<string, { sums: boolean }>;
-  totals?: Map<string, UserTotals[]>;
+  wanted: Map<string, { sums: boolean; ids: boolean }>;
+  totals?: Map<string, RangeTotals[]>;
   excluded?: string[];
 }
+
+/** User totals of one pass, with the index of its range of users (a ratio's two passes pair their users per range). */
+export type RangeTotals = UserTotals & { range: number };
 
 export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus: Bus; readTimeoutMs: number; parallel: number }) {
   /**
@@ -110,12 +113,12 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
       const parts = new Map<string, { plus: store.MetricDay[][]; minus: store.MetricDay[][] }>();
       const plans = await passPlans(tx, e, fromStartNames, null);
       // The definitions' per-user totals come from these passes when all their events are read from the start.
-      const totals = sink && [...sink.wanted.keys()].every((name) => fromStartNames.includes(name)) ? new Map<string, UserTotals[]>() : undefined;
-      const plusPass = (name: string, range: UserRange, plan: store.PassPlan) => async (t: Executor) => {
+      const totals = sink && [...sink.wanted.keys()].every((name) => fromStartNames.includes(name)) ? new Map<string, RangeTotals[]>() : undefined;
+      const plusPass = (name: string, range: UserRange, index: number, plan: store.PassPlan) => async (t: Executor) => {
         const wanted = totals && sink!.wanted.get(name);
         if (!wanted) return armStats.metricDeltasFromStart(t, e.id, name, null, { range, ...plan });
-        const { days, users } = await armStats.metricDeltasWithUserTotals(t, e.id, name, null, { range, ...plan, userTotals: wanted });
-        totals!.set(name, [...(totals!.get(name) ?? []), ...users]);
+        const { days, users } = await armStats.metricDeltasWithUserTotals(t, e.id, name, null, { range, ...plan, userTotals: { ...wanted, excluded } });
+        totals!.set(name, [...(totals!.get(name) ?? []), ...users.map((u) => ({ ...u, range: index }))]);
         return days;
       };
       const passes = (name: string) => {
@@ -123,7 +126,7 @@ export function createReader({ db, bus, readTimeoutMs, parallel }: { db: Db; bus
         const plan = plans.get(name)!;
         parts.set(name, into);
         return [
-          ...ranges.map((range) => async (t: Executor) => void into.plus.push(await plusPass(name, range, plan)(t))),
+          ...ranges.map((range, index) => async (t: Executor) => void into.plus.push(await plusPass(name, range, index, plan)(t))),
           ...(excluded.length === 0 ? [] : [async (t: Executor) => void into.minus.push(await armStats.metricDeltasFromStart(t, e.id, name, null, { users: excluded, ...plan }))]),
         ];
       };

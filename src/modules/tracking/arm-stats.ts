@@ -118,8 +118,11 @@ export interface DeltaScope {
   untagged?: boolean;
   /** false: the value columns stay 0 (only conversion and count metrics read the event). */
   values?: boolean;
-  /** From the start only: also each user's event count and (with `sums`) value sum, from the same pass (`UserTotals`). */
-  userTotals?: { sums: boolean };
+  /**
+   * From the start only: also each user's event count and (with `sums`) value sum, from the same pass (`UserTotals`),
+   * the `excluded` users left out; with `ids`, the users' ids.
+   */
+  userTotals?: { sums: boolean; ids: boolean; excluded: string[] };
 }
 
 /**
@@ -138,9 +141,10 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
   if (w.after === null) {
     // A user's totals are those of their last event (no next row in the window): gathered per group, one entry per user.
     const sums = values || userTotals?.sums === true;
+    const kept = userTotals === undefined ? sql`` : sql`last AND ${notExcluded(sql`user_id`, userTotals.excluded)}`;
     const totals = userTotals === undefined ? sql`` : sql`,
-      json_agg(user_id) FILTER (WHERE last) AS user_ids, json_agg(n) FILTER (WHERE last) AS user_counts,
-      ${userTotals.sums ? sql`json_agg(s::float8) FILTER (WHERE last)` : sql`NULL::json`} AS user_sums`;
+      ${userTotals.ids ? sql`json_agg(user_id) FILTER (WHERE ${kept})` : sql`NULL::json`} AS user_ids, json_agg(n) FILTER (WHERE ${kept}) AS user_counts,
+      ${userTotals.sums ? sql`json_agg(s::float8) FILTER (WHERE ${kept})` : sql`NULL::json`} AS user_sums`;
     // The event name is a constant of each pass: kept out of the window and the grouping, which run per event.
     return sql.join(eventNames.map((name) => sql`
       SELECT ${name}::text AS event_name, variant_id, day, ${deltaColumns(values)}${totals} FROM (
@@ -223,7 +227,8 @@ export async function metricDeltasFromStart(
 /** Each user's totals of one metric event, from a pass from the start, for one group of a variant's users. */
 export interface UserTotals {
   variantId: string;
-  userIds: string[];
+  /** the users, in the order of the totals (null when the pass was not asked for ids) */
+  userIds: string[] | null;
   /** the user's counted events */
   counts: number[];
   /** the sum of their values (null when the pass was not asked for sums) */
@@ -232,8 +237,8 @@ export interface UserTotals {
 
 /**
  * As metricDeltasFromStart, with every user's totals of the event from the same pass (each user with a counted event
- * in the scope, the excluded among them): the per-user values of the metric library's definitions, in the same
- * snapshot and with no pass of their own.
+ * in the scope but the excluded, whose events the day deltas still count): the per-user values of the metric
+ * library's definitions, in the same snapshot and with no pass of their own.
  */
 export async function metricDeltasWithUserTotals(
   db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope & { userTotals: { sums: boolean } },
@@ -245,8 +250,9 @@ export async function metricDeltasWithUserTotals(
     FROM (${deltas(experimentId, [eventName], { after: null, upTo }, scope)}) d`));
   return {
     days: rows.map(toMetricDay),
-    users: rows.flatMap((r) => r.user_ids === null ? [] : [{
-      variantId: r.variant_id, userIds: r.user_ids, counts: r.user_counts!.map(Number), sums: r.user_sums?.map(Number) ?? null,
+    users: rows.flatMap((r) => r.user_counts === null ? [] : [{
+      // JSON numbers already (counts are bigints, sums float8): no copy.
+      variantId: r.variant_id, userIds: r.user_ids, counts: r.user_counts!, sums: r.user_sums,
     }]),
   };
 }
