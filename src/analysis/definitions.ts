@@ -12,7 +12,7 @@ import type { CorrectionMethod } from './domain.js';
 import { alphaFor, finite, variantResults, type MetricKind } from './compare.js';
 import type { DefinitionResult, MetricResult, VariantResult } from './model.js';
 import { metricHeader, type ArmTotals, type Metric, type Variant } from './snapshot.js';
-import { columnsOf, definitionStatsFromColumns, NO_ARM, type DefinitionStats } from './definition-stats.js';
+import { columnsOf, definitionStatsFromColumns, NO_ARM, type DefinitionArm, type DefinitionStats } from './definition-stats.js';
 import type { DefinitionSettings, EventAggregate, VariantUserColumns, VariantUserValues } from './types.js';
 
 type Reason = DefinitionResult['variants'][number]['unavailable_reason'];
