@@ -19,7 +19,8 @@ const REQUEST = 1_000;
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 export async function runFreshness(): Promise<void> {
-  const server = await startServer({ RESULTS_READ_TIMEOUT_MS: '600000' });
+  // As deployed: the background jobs on (the results-rollup job, event-ranges) and the rollup following the commits.
+  const server = await startServer({ RESULTS_READ_TIMEOUT_MS: '600000', SCHEDULER_ENABLED: 'true', RESULTS_COMMIT_ROLLUP_MS: '1000' });
   try {
     const uptimeBefore = loadavg().map((x) => x.toFixed(1)).join(' ');
     const { bearer, key } = await signIn(server.base);
@@ -87,7 +88,7 @@ export async function runFreshness(): Promise<void> {
       '## Results freshness (issue 31)',
       '',
       `Machine: ${machine()}; load average (1, 5, 15 min) ${uptimeBefore} before, ${uptimeAfter} after (machine shared with other work).`,
-      'Command: `npm run build && BENCH_RESULTS=freshness npx tsx bench/results.ts` (PostgreSQL at BENCH_DATABASE_URL, one API process).',
+      `Command: \`npm run build && BENCH_RESULTS=freshness BENCH_ROUNDS=${ROUNDS} npx tsx bench/results.ts\` (PostgreSQL at BENCH_DATABASE_URL, one API process with its background jobs on and RESULTS_COMMIT_ROLLUP_MS=1000).`,
       '',
       `Steady ingestion asked: ${RATE.toLocaleString('en')} events/s from ${SENDERS} senders; reached: ${achieved.toLocaleString('en')} events/s over ${seconds.toFixed(0)} s.`,
       '',

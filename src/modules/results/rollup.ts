@@ -3,6 +3,7 @@
  * (see docs/statistics.md, "Rollups and caching"). Used by the results-rollup job and by background builds.
  */
 import type { Db, Executor } from '../../db/client.js';
+import { committedThrough } from '../../db/write-marks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { metricKind } from '../../analysis/compare.js';
@@ -10,8 +11,8 @@ import { armStats } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /**
- * Events are stored within milliseconds of their created_at (the tracking writer acknowledges after commit), so
- * everything older than this lag is final and can be rolled up; newer events are read directly on each computation.
+ * The conservative lag, used only when the bound of the data in flight cannot be read (committedThrough: a role that
+ * cannot see the other sessions): everything older than this is taken as final.
  */
 export const ROLLUP_LAG_MS = 60_000;
 
@@ -78,10 +79,11 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
    * watermarks' locks unless another process moved them meanwhile. So refreshes of one experiment from any process
    * take turns per stream and each window is added exactly once; all of it runs `parallel` statements at a time.
    */
-  async function refresh(e: AnalysedExperiment): Promise<void> {
+  async function refresh(e: AnalysedExperiment, { unlessWithinMs }: { unlessWithinMs?: number } = {}): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
-    const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
+    // Everything up to here is committed or will be stamped later (docs/adr/0007-rollup-follows-commits.md).
+    const upTo = await committedThrough(db, clock, ROLLUP_LAG_MS);
     /** One transaction over a stream: locks its watermark, then rolls up what is due. */
     const stream = (name: string, rollUp: (tx: Executor, w: store.CreatedWindow) => Promise<void>) =>
       () => db.transaction(async (tx) => {
@@ -94,6 +96,13 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const names = eventNamesOf(e);
     const marks = await store.readWatermarks(db, e.id);
     const markOf = (name: string) => store.metricWatermark(marks, name, needsValues(e, name));
+    // A rollup driven by commits: skipped when every stream is already this close to the bound (another process, or
+    // the one before, just rolled it up).
+    if (unlessWithinMs !== undefined) {
+      const near = (at: Date | null) => at !== null && at.getTime() >= upTo.getTime() - unlessWithinMs;
+      const streams = [store.ASSIGNMENTS_STREAM, store.EXPOSURES_STREAM].map((s) => store.rolledUpTo(marks, s));
+      if ([...streams, ...names.map(markOf)].every(near)) return;
+    }
     // Metrics never rolled up (or rolled up without the values a metric now needs): one ordered pass each, over
     // 4 ranges of users per statement at a time. The others: one statement per family of metrics whose watermarks
     // agree (all of them, unless a metric was added later), over one range of users per statement at a time.
