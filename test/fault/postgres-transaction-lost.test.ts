@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase, type Database } from '../../src/db/client.js';
+import { connectDatabase, queryRows, type Database } from '../../src/db/client.js';
 import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
@@ -47,7 +47,7 @@ describe.runIf(Boolean(URL_))('PostgreSQL connection lost in a transaction', () 
     await stopping;
     expect(failed).toBe(true);
     await proxy.start();
-    expect((await database.db.execute(sql`SELECT 1 AS one`)).rows).toEqual([{ one: 1 }]);
+    expect(await queryRows(database.db, sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
     await database.close();
   });
 
@@ -63,7 +63,7 @@ describe.runIf(Boolean(URL_))('PostgreSQL connection lost in a transaction', () 
     }).then(() => false, () => true);
     expect(failed).toBe(true);
     await proxy.start();
-    expect((await database.db.execute(sql`SELECT 1 AS one`)).rows).toEqual([{ one: 1 }]);
+    expect(await queryRows(database.db, sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
     await database.close();
   });
 });
