@@ -7,7 +7,7 @@ import { committedThrough } from '../../db/write-marks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { metricKind } from '../../analysis/compare.js';
-import { armStats } from '../tracking/read-model.js';
+import { armStats, type UserTotals } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /**
@@ -113,18 +113,17 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const windowRanges = await rangesOf(parallel, windows.length > 0);
     const plans = await passPlans(db, e, fromStart, upTo);
     const computed = new Map<string, store.MetricDay[][]>(names.map((name) => [name, []]));
+    // A first computation's per-user totals, from its passes: the kept totals the windows after it start from.
+    const userTotals = new Map<string, UserTotals[]>(fromStart.map((name) => [name, []]));
     const computing = (run: (t: Executor) => Promise<void>) => () => db.transaction(async (t) => {
       await store.tuneForResults(t);
       await run(t);
     });
-    const windowTasks = await Promise.all(windows.map(async (w) => {
-      // The users' totals before the window read the untagged stream only when it has events.
-      const untagged = await armStats.untaggedBefore(db, w.names, w.after);
-      return windowRanges.map((range) => computing(async (t) => {
-        const days = await armStats.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged });
-        for (const [name, list] of days) computed.get(name)!.push(list);
-      }));
-    }));
+    // A window reads its own events and its users' kept totals as of its start: its cost follows the window.
+    const windowTasks = windows.map((w) => windowRanges.map((range) => computing(async (t) => {
+      const days = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range });
+      for (const [name, list] of days) computed.get(name)!.push(list);
+    })));
     // The longest tasks first: the windows of the metrics rolled up before, the assignments with their contexts and
     // the exposures, then the passes of metrics never rolled up.
     await atMost(parallel, [
@@ -135,7 +134,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
       }),
       stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, e.variants.map((v) => v.id), w)),
       ...fromStart.flatMap((name) => passRanges.map((range) => computing(async (t) => {
-        computed.get(name)!.push(await armStats.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
+        const plan = plans.get(name)!;
+        const { days, users } = await store.metricDeltasWithUserTotals(t, e.id, name, upTo, { range, ...plan, userTotals: { sums: plan.values } });
+        computed.get(name)!.push(days);
+        userTotals.get(name)!.push(...users);
       }))),
     ]);
     const families: Array<{ names: string[]; from: Date | null }> = [
@@ -150,7 +152,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
           // A rollup without the values a metric now needs is replaced.
           if (family.from === null && store.rolledUpTo(held, store.metricStream(name)) !== null) await store.clearMetricDays(tx, e.id, name);
           await store.addMetricDays(tx, e.id, name, store.sumMetricDays(computed.get(name)!));
+          if (family.from === null) await store.replaceUserTotals(tx, e.id, name, userTotals.get(name)!);
         }
+        // The window's users' kept totals move with the watermark (the window's events, read again: they are final).
+        if (family.from !== null) await store.addWindowUserTotals(tx, e.id, family.names, { after: family.from, upTo });
         await store.setWatermarks(tx, e.id, family.names.map(store.metricStream), upTo, family.from === null ? needsValues(e, family.names[0]) : undefined);
       });
     }
