@@ -62,8 +62,11 @@ export async function runFreshness(): Promise<void> {
     const started = performance.now();
     const latencies: number[] = [];
     const references: number[] = [];
+    // The 1-minute load average as each round starts (the machine is shared).
+    const loads: string[] = [];
     await read();
     for (let round = 0; round < ROUNDS; round++) {
+      loads.push(loadavg()[0].toFixed(1));
       // Reference (alternating): a read computed afresh.
       const r0 = performance.now();
       await read('?use_cache=false');
@@ -98,8 +101,12 @@ export async function runFreshness(): Promise<void> {
       `| reference: results read computed afresh (use_cache=false), alternating | ${references.length} | ${ms(percentile(references, 0.5))} | ${ms(percentile(references, 0.99))} | ${ms(Math.max(...references))} |`,
       '',
       `Ratio p99 / reference p50: ${(percentile(latencies, 0.99) / percentile(references, 0.5)).toFixed(2)}x. Target: p99 <= 5 s (RESULTS_MAX_STALENESS_SECONDS).`,
+      '',
+      `Per round (ms, in order): ${latencies.map((x) => x.toFixed(0)).join(', ')}; reference ${references.map((x) => x.toFixed(0)).join(', ')}.`,
+      `1-minute load average as each round started: ${loads.join(', ')}.`,
     ];
-    writeSection('results-freshness', lines.join('\n'));
+    // BENCH_SECTION: the docs/benchmarks.md markers written (default results-freshness).
+    writeSection(process.env.BENCH_SECTION ?? 'results-freshness', lines.join('\n'));
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await server.stop();
