@@ -294,18 +294,19 @@ export async function addMetricDays(tx: Executor, experimentId: string, eventNam
 }
 
 /**
- * The users' kept totals of the metrics as of their watermark (result_user_totals): the `prior` of a window or a
- * read after it, which then reads one row per user of its own events instead of the users' earlier events.
+ * The users' kept totals of the experiment's metrics as of their watermark (result_user_totals): the `prior` of a
+ * window or a read after it, which then reads one row per user of its own events instead of the users' earlier
+ * events. Probed per (user, event name) of the window: no other condition on the event name, which the planner would
+ * take for the index's second column and leave the user to a filter over every row of the metric.
  */
-const keptTotals = (experimentId: string, eventNames: string[]) => sql`
-  SELECT user_id, event_name, event_count, value_sum FROM ${resultUserTotals}
-  WHERE experiment_id = ${experimentId} AND event_name = ANY(${sql.param(eventNames)}::text[])`;
+const keptTotals = (experimentId: string) => sql`
+  SELECT user_id, event_name, event_count, value_sum FROM ${resultUserTotals} WHERE experiment_id = ${experimentId}`;
 
 /** A family's day deltas in a window after its watermark, from the window's events and the kept totals (one range). */
 export function metricWindowDeltas(
   db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, { range }: { range?: UserRange } = {},
 ): Promise<Map<string, MetricDay[]>> {
-  return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, prior: keptTotals(experimentId, eventNames) });
+  return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, prior: keptTotals(experimentId) });
 }
 
 /** Adds a window's counted totals to its users' kept totals, in the transaction that moves the family's watermark. */
@@ -365,7 +366,7 @@ export async function metricDays(
 ): Promise<Map<string, MetricDay[]>> {
   const stored = rolledUp ?? (await readRollup(db, experimentId, eventNames)).metrics;
   // After the watermark, from the tail's events and the kept totals; from the start, one ordered pass.
-  const scope = watermark !== null ? { prior: keptTotals(experimentId, eventNames) } : { untagged: await untaggedBefore(db, eventNames, null) };
+  const scope = watermark !== null ? { prior: keptTotals(experimentId) } : { untagged: await untaggedBefore(db, eventNames, null) };
   const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, scope);
   const minus = excluded.length === 0 ? null
     : await armStats.metricDeltas(db, experimentId, eventNames, ALL_TIME, { users: excluded, ordered: watermark === null });
