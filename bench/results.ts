@@ -15,6 +15,7 @@ import { createAuditLog } from '../src/platform/audit.js';
 import type { Bus } from '../src/platform/bus.js';
 import { memoryCache } from '../src/platform/cache.js';
 import { fixedClock } from '../src/platform/clock.js';
+import { QUIET_LAG_MS } from '../src/db/write-marks.js';
 import { createExperimentsReadModel } from '../src/modules/experiments/read-model.js';
 import { createResultsService } from '../src/modules/results/service.js';
 import { summarizeEventRanges } from '../src/modules/tracking/partitions.js';
@@ -106,10 +107,10 @@ try {
   console.log(`first request, no rollup (direct aggregate): ${fmt(first.ms)} ms`, first.value.metrics[0].variants);
   await floor();
 
-  // The results-rollup job, as the scheduler runs it, against the server's schema; its clock is a minute and a bit
-  // ahead so that the rollup lag covers everything loaded.
+  // The results-rollup job, as the scheduler runs it, against the server's schema; its clock is the rollup's quiet lag
+  // ahead (nothing else writes), so that its window ends now and covers everything loaded.
   const database = await connectDatabase({ databaseUrl: BENCH_DATABASE_URL, searchPath: schema, poolSize: 8 });
-  const clock = fixedClock(new Date(Date.now() + 61_000));
+  const clock = fixedClock(new Date(Date.now() + QUIET_LAG_MS));
   const experiment = await createExperimentsReadModel({ db: database.db, exclusionGroups: { activeGroupOf: async () => null } }).experiment(e.id);
   if (!experiment) throw new Error('the benchmark experiment is missing');
   const bus: Bus = { publish: async () => undefined, subscribe: () => () => undefined, close: async () => undefined };
@@ -145,7 +146,7 @@ try {
   const evaluations: number[] = [];
   const incrementalFloor: number[] = [];
   const summaries: number[] = [];
-  let rolledUpTo = new Date(clock.now().getTime() - 60_000);
+  let rolledUpTo = new Date(clock.now().getTime() - QUIET_LAG_MS);
   for (let i = 0; i < 3; i++) {
     // Each round adds 10,000 more events (the first round's are in already): the refresh reads only those.
     if (i > 0) {
@@ -164,10 +165,10 @@ try {
       SELECT a.variant_id, e.event_name, count(DISTINCT e.user_id) FROM events e JOIN assignments a ON a.experiment_id = $1 AND a.user_id = e.user_id
       WHERE e.experiment_id = $1 AND e.event_name IN ('purchase', 'revenue') AND e.kind = 'track' AND e.created_at > $2::timestamptz GROUP BY 1, 2`,
     [e.id, rolledUpTo.toISOString()]))).ms);
-    // The job's clock exactly the rollup lag ahead, once the insert has committed: its window ends now, so it holds
+    // The job's clock exactly the quiet lag ahead, once the insert has committed: its window ends now, so it holds
     // the new events and the next round's come after it.
-    clock.set(new Date(Date.now() + 60_000));
-    rolledUpTo = new Date(clock.now().getTime() - 60_000);
+    clock.set(new Date(Date.now() + QUIET_LAG_MS));
+    rolledUpTo = new Date(clock.now().getTime() - QUIET_LAG_MS);
     incremental.push((await timed(() => job.refresh(e.id))).ms);
     // What the job does next: the evaluation (a results computation on the fresh rollups; nothing left to roll up).
     evaluations.push((await timed(() => job.refreshActive())).ms);

@@ -152,6 +152,8 @@ export async function buildApp(config: Config, overrides: AppOverrides = {}): Pr
       // Events already queued are written before the connections go.
       await services.assignmentWriter.drain();
       await services.events.drain();
+      // Rollups the last commits asked for finish (or never start) before the database closes.
+      await services.results.stop();
       await ownedBus.close();
       services.idpAuth?.close();
       redis?.disconnect();

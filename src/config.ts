@@ -130,6 +130,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     resultsReadTimeoutMs: parseInteger(env, 'RESULTS_READ_TIMEOUT_MS', 2000, 1, 600_000),
     resultsMaxStalenessSeconds: parseInteger(env, 'RESULTS_MAX_STALENESS_SECONDS', 5, 0, 300),
     resultsRollupIntervalSeconds: parseInteger(env, 'RESULTS_ROLLUP_INTERVAL_SECONDS', 60, 1, 86_400),
+    // On wherever the background jobs run (so off under ENVIRONMENT=test unless asked for).
+    resultsCommitRollupMs: parseInteger(env, 'RESULTS_COMMIT_ROLLUP_MS', parseBool(env, 'SCHEDULER_ENABLED', environment !== 'test') ? 1_000 : 0, 0, 60_000),
     schedulerTickSeconds: parseInteger(env, 'SCHEDULER_TICK_SECONDS', 10, 1, 3_600),
     resultsParallelQueries: parseInteger(env, 'RESULTS_PARALLEL_QUERIES', defaultResultsParallelQueries(), 1, 64),
   };

@@ -162,8 +162,8 @@ export function createServices(deps: PlatformDeps) {
 
   // Assignment and events.
   const committed = commitAnnouncer(bus, clock);
-  const events = createEventWriter(db, committed);
-  const assignmentWriter = createAssignmentWriter(db, committed);
+  const events = createEventWriter(db, clock, committed);
+  const assignmentWriter = createAssignmentWriter(db, clock, committed);
   const bandit = createBanditService({ db, clock, bus, audit, experiments: experimentsReadModel, tracking: trackingData });
   const tracking = createTrackingService({
     db, clock, bus, events, assignments: assignmentWriter, experiments: experimentsReadModel, flags, holdout, segments, bandit,
@@ -174,6 +174,7 @@ export function createServices(deps: PlatformDeps) {
   const results = createResultsService({
     db, clock, bus, audit, cache: deps.cache, cacheEnabled: config.cacheEnabled, readTimeoutMs: config.resultsReadTimeoutMs,
     maxStalenessSeconds: config.resultsMaxStalenessSeconds,
+    commitRollupMs: config.resultsCommitRollupMs,
     // A read holds its own connection while its statements run on others.
     parallel: deps.database.kind === 'postgres' ? Math.max(1, Math.min(config.resultsParallelQueries, config.databasePoolSize - 1)) : 1,
     experiments: {

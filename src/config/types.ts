@@ -69,6 +69,11 @@ export interface Config {
   resultsMaxStalenessSeconds: number;
   /** RESULTS_ROLLUP_INTERVAL_SECONDS: how often the results-rollup job runs (default 60). */
   resultsRollupIntervalSeconds: number;
+  /**
+   * RESULTS_COMMIT_ROLLUP_MS: the least time between two rollups of one experiment driven by its commits of events
+   * (default 1000 where the background jobs run, SCHEDULER_ENABLED; 0 turns it off, leaving the results-rollup job).
+   */
+  resultsCommitRollupMs: number;
   /** SCHEDULER_TICK_SECONDS: how often the background-job loop looks for due jobs (default 10). */
   schedulerTickSeconds: number;
   /**

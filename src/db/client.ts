@@ -69,6 +69,7 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  guardCheckouts(pool);
   return {
     kind: 'postgres',
     db: drizzlePg(pool, drizzleOptions) as unknown as Db,
@@ -88,6 +89,34 @@ function connectPostgres(url: string, options: ConnectOptions): Database {
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
+}
+
+/**
+ * Drizzle's transactions check a client out with `pool.connect()` and hold it between statements, where nothing
+ * listens to its `error` event, and they send BEGIN before their try/finally, so a BEGIN that fails never releases
+ * the client. A connection lost then (a PostgreSQL restart) was an uncaught "Connection terminated unexpectedly" and a
+ * client the pool counted as checked out for good, which kept `pool.end()` from ever resolving. So each client checked
+ * out this way listens for its error and is given back at once, with the error, when it comes (the pool drops it);
+ * the caller's own release afterwards does nothing. Statements still on it fail as before (not queryable).
+ * `pool.query` (the callback form of `connect`) has its own listener and release and is left alone.
+ */
+function guardCheckouts(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<pg.PoolClient> | void;
+  const guarded = (client: pg.PoolClient): pg.PoolClient => {
+    const giveBack = client.release.bind(client);
+    let released = false;
+    const release = (error?: Error | boolean) => {
+      if (released) return;
+      released = true;
+      client.removeListener('error', release);
+      giveBack(error);
+    };
+    client.on('error', release);
+    client.release = release;
+    return client;
+  };
+  pool.connect = ((callback?: unknown) =>
+    callback ? connect(callback) : (connect() as Promise<pg.PoolClient>).then(guarded)) as typeof pool.connect;
 }
 
 async function connectPglite(

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/db/client.js';
+import { QUIET_LAG_MS } from '../../src/db/write-marks.js';
 import { fixedClock } from '../../src/platform/clock.js';
 import { benjaminiHochberg, bonferroni, compareProportions, fisherExactTwoSided, srmChiSquare, summaryFromSums, welchTTest } from '../../src/stats/index.js';
 import { testApp, type TestApp, type TestUser } from '../helpers/test-app.js';
@@ -224,7 +225,7 @@ describe('rollup and cache', () => {
     const marks = await queryRows<{ stream: string; rolled_up_to: Date }>(t.database.db, sql`
       SELECT stream, rolled_up_to FROM result_watermarks WHERE experiment_id = ${e.id} ORDER BY stream`);
     expect(marks.map((m) => [m.stream, new Date(m.rolled_up_to).getTime()])).toEqual(
-      ['assignments', 'exposures', 'metric:purchase', 'metric:revenue'].map((stream) => [stream, clock.now().getTime() - MINUTE]));
+      ['assignments', 'exposures', 'metric:purchase', 'metric:revenue'].map((stream) => [stream, clock.now().getTime() - QUIET_LAG_MS]));
     const [{ converters }] = await queryRows<{ converters: number }>(t.database.db, sql`
       SELECT sum(converters)::int AS converters FROM result_variant_days WHERE experiment_id = ${e.id} AND event_name = 'purchase'`);
     expect(converters).toBe(40);

@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { variantResults } from '../../src/analysis/compare.js';
 import { judge } from '../../src/analysis/judgement.js';
 import {
-  addMetricDays, type MetricDay, metricDays, metricDeltasFromStart, metricWindowDeltas, sumMetricDays, untaggedBefore, userRanges,
+  addMetricDays, addWindowUserTotals, type MetricDay, metricDays, metricDeltasFromStart, metricDeltasWithUserTotals, metricWindowDeltas, replaceUserTotals,
+  sumMetricDays, untaggedBefore, userRanges,
 } from '../../src/modules/results/store.js';
+import type { UserTotals } from '../../src/modules/tracking/read-model.js';
 import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
@@ -86,18 +88,28 @@ describe('incremental rollup', () => {
       await insertEvents(db, rows);
       // What the rollup job does with a window: its deltas over the ranges of users, added up to the rollup.
       const splits = [...new Set(splitAt.map((i) => `${run}-${i % c.users.length}`))].sort();
+      // The first window from the start keeps every user's totals; each later one reads them and adds its own.
       let after: Date | null = null;
       for (const cut of c.cuts) {
         const upTo = new Date(BASE + cut * HOUR);
-        const untagged = await untaggedBefore(db, [eventName], after ?? upTo);
+        const from = after;
         const parts: MetricDay[][] = [];
+        const users: UserTotals[] = [];
         for (const range of userRanges(splits)) {
-          const from = after;
-          parts.push(from === null
-            ? await db.transaction((tx) => metricDeltasFromStart(tx, e.id, eventName, upTo, { range, values: true, untagged }))
-            : (await db.transaction((tx) => metricWindowDeltas(tx, e.id, [eventName], { after: from, upTo }, { range, untagged }))).get(eventName)!);
+          if (from === null) {
+            const untagged = await untaggedBefore(db, [eventName], upTo);
+            const pass = await db.transaction((tx) => metricDeltasWithUserTotals(tx, e.id, eventName, upTo, { range, values: true, untagged, userTotals: { sums: true, ids: true, excluded: [] } }));
+            parts.push(pass.days);
+            users.push(...pass.users);
+          } else {
+            parts.push((await db.transaction((tx) => metricWindowDeltas(tx, e.id, [eventName], { after: from, upTo }, { range }))).get(eventName)!);
+          }
         }
-        await db.transaction((tx) => addMetricDays(tx, e.id, eventName, sumMetricDays(parts)));
+        await db.transaction(async (tx) => {
+          await addMetricDays(tx, e.id, eventName, sumMetricDays(parts));
+          if (from === null) await replaceUserTotals(tx, e.id, eventName, users);
+          else await addWindowUserTotals(tx, e.id, [eventName], { after: from, upTo });
+        });
         after = upTo;
       }
       const found = (await metricDays(db, e.id, [eventName], after, [])).get(eventName)!;

@@ -98,3 +98,19 @@ export const resultSrmState = pgTable('result_srm_state', {
   autoPausedAt: timestamp({ withTimezone: true }),
   alertPValue: doublePrecision(),
 });
+
+/**
+ * Each user's counted totals of a metric event as of the metric stream's watermark (no row: none), so that a window
+ * reads its own events and one row per user of them, not the users' history.
+ */
+export const resultUserTotals = pgTable(
+  'result_user_totals',
+  {
+    experimentId: uuid().notNull().references(() => experiments.id, { onDelete: 'cascade' }),
+    eventName: text().notNull(),
+    userId: text().notNull(),
+    eventCount: bigint({ mode: 'number' }).notNull(),
+    valueSum: doublePrecision().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.eventName, t.userId] })],
+);

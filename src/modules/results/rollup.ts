@@ -3,15 +3,16 @@
  * (see docs/statistics.md, "Rollups and caching"). Used by the results-rollup job and by background builds.
  */
 import type { Db, Executor } from '../../db/client.js';
+import { committedThrough } from '../../db/write-marks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { metricKind } from '../../analysis/compare.js';
-import { armStats } from '../tracking/read-model.js';
+import { armStats, type UserTotals } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /**
- * Events are stored within milliseconds of their created_at (the tracking writer acknowledges after commit), so
- * everything older than this lag is final and can be rolled up; newer events are read directly on each computation.
+ * The conservative lag, used only when the bound of the data in flight cannot be read (committedThrough: a role that
+ * cannot see the other sessions): everything older than this is taken as final.
  */
 export const ROLLUP_LAG_MS = 60_000;
 
@@ -78,10 +79,11 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
    * watermarks' locks unless another process moved them meanwhile. So refreshes of one experiment from any process
    * take turns per stream and each window is added exactly once; all of it runs `parallel` statements at a time.
    */
-  async function refresh(e: AnalysedExperiment): Promise<void> {
+  async function refresh(e: AnalysedExperiment, { unlessWithinMs }: { unlessWithinMs?: number } = {}): Promise<void> {
     // Only a started experiment can have assignments.
     if (e.status === 'draft') return;
-    const upTo = new Date(clock.now().getTime() - ROLLUP_LAG_MS);
+    // Everything up to here is committed or will be stamped later (docs/adr/0007-rollup-follows-commits.md).
+    const upTo = await committedThrough(db, clock, ROLLUP_LAG_MS);
     /** One transaction over a stream: locks its watermark, then rolls up what is due. */
     const stream = (name: string, rollUp: (tx: Executor, w: store.CreatedWindow) => Promise<void>) =>
       () => db.transaction(async (tx) => {
@@ -94,6 +96,13 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const names = eventNamesOf(e);
     const marks = await store.readWatermarks(db, e.id);
     const markOf = (name: string) => store.metricWatermark(marks, name, needsValues(e, name));
+    // A rollup driven by commits: skipped when every stream is already this close to the bound (another process, or
+    // the one before, just rolled it up).
+    if (unlessWithinMs !== undefined) {
+      const near = (at: Date | null) => at !== null && at.getTime() >= upTo.getTime() - unlessWithinMs;
+      const streams = [store.ASSIGNMENTS_STREAM, store.EXPOSURES_STREAM].map((s) => store.rolledUpTo(marks, s));
+      if ([...streams, ...names.map(markOf)].every(near)) return;
+    }
     // Metrics never rolled up (or rolled up without the values a metric now needs): one ordered pass each, over
     // 4 ranges of users per statement at a time. The others: one statement per family of metrics whose watermarks
     // agree (all of them, unless a metric was added later), over one range of users per statement at a time.
@@ -104,18 +113,17 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     const windowRanges = await rangesOf(parallel, windows.length > 0);
     const plans = await passPlans(db, e, fromStart, upTo);
     const computed = new Map<string, store.MetricDay[][]>(names.map((name) => [name, []]));
+    // A first computation's per-user totals, from its passes: the kept totals the windows after it start from.
+    const userTotals = new Map<string, UserTotals[]>(fromStart.map((name) => [name, []]));
     const computing = (run: (t: Executor) => Promise<void>) => () => db.transaction(async (t) => {
       await store.tuneForResults(t);
       await run(t);
     });
-    const windowTasks = await Promise.all(windows.map(async (w) => {
-      // The users' totals before the window read the untagged stream only when it has events.
-      const untagged = await armStats.untaggedBefore(db, w.names, w.after);
-      return windowRanges.map((range) => computing(async (t) => {
-        const days = await armStats.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged });
-        for (const [name, list] of days) computed.get(name)!.push(list);
-      }));
-    }));
+    // A window reads its own events and its users' kept totals as of its start: its cost follows the window.
+    const windowTasks = windows.map((w) => windowRanges.map((range) => computing(async (t) => {
+      const days = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range });
+      for (const [name, list] of days) computed.get(name)!.push(list);
+    })));
     // The longest tasks first: the windows of the metrics rolled up before, the assignments with their contexts and
     // the exposures, then the passes of metrics never rolled up.
     await atMost(parallel, [
@@ -126,7 +134,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
       }),
       stream(store.EXPOSURES_STREAM, (tx, w) => store.rollUpExposures(tx, e.id, e.variants.map((v) => v.id), w)),
       ...fromStart.flatMap((name) => passRanges.map((range) => computing(async (t) => {
-        computed.get(name)!.push(await armStats.metricDeltasFromStart(t, e.id, name, upTo, { range, ...plans.get(name)! }));
+        const plan = plans.get(name)!;
+        const { days, users } = await store.metricDeltasWithUserTotals(t, e.id, name, upTo, { range, ...plan, userTotals: { sums: plan.values, ids: true, excluded: [] } });
+        computed.get(name)!.push(days);
+        userTotals.get(name)!.push(...users);
       }))),
     ]);
     const families: Array<{ names: string[]; from: Date | null }> = [
@@ -141,7 +152,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
           // A rollup without the values a metric now needs is replaced.
           if (family.from === null && store.rolledUpTo(held, store.metricStream(name)) !== null) await store.clearMetricDays(tx, e.id, name);
           await store.addMetricDays(tx, e.id, name, store.sumMetricDays(computed.get(name)!));
+          if (family.from === null) await store.replaceUserTotals(tx, e.id, name, userTotals.get(name)!);
         }
+        // The window's users' kept totals move with the watermark (the window's events, read again: they are final).
+        if (family.from !== null) await store.addWindowUserTotals(tx, e.id, family.names, { after: family.from, upTo });
         await store.setWatermarks(tx, e.id, family.names.map(store.metricStream), upTo, family.from === null ? needsValues(e, family.names[0]) : undefined);
       });
     }

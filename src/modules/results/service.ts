@@ -20,6 +20,7 @@ import { analysedExperiment, readExperiment, type AnalysedExperiment, type Resul
 import { createRollup, eventNamesOf } from './rollup.js';
 import type { ResultsPayload, SrmSettings, SrmSettingsBody } from './schemas.js';
 import { createFreshness, type Fresh } from './freshness.js';
+import { createBackgroundRollups } from './follow.js';
 import { createSrmGuard } from './srm-guard.js';
 import { createAnalyses, METRIC_NOT_FOUND } from './analyses.js';
 import { createCuped } from './cuped.js';
@@ -28,7 +29,7 @@ import * as store from './store.js';
 
 export { ROLLUP_LAG_MS } from './rollup.js';
 export { RESULTS_COMPUTING, RESULTS_COMPUTING_RETRY_SECONDS, RESULTS_ROLLUP_REQUESTED, ResultsComputing } from './read.js';
-import { createReader, RESULTS_ROLLUP_REQUESTED, type UserTotalsSink } from './read.js';
+import { createReader, type UserTotalsSink } from './read.js';
 import { definitionInputs, namedDefinitions, sinkFor } from './definition-values.js';
 
 export const SEGMENTS_OF_DRAFT = 'Segment breakdown is not available for a draft experiment';
@@ -62,6 +63,11 @@ export interface ResultsDeps {
    * 1, one after the other, under embedded PGlite, which has one connection).
    */
   parallel?: number;
+  /**
+   * RESULTS_COMMIT_ROLLUP_MS: rollups follow the announced commits, at most one per experiment this often in this
+   * process (0 or absent: only the results-rollup job rolls up).
+   */
+  commitRollupMs?: number;
   experiments: ResultsExperiments;
   /** The metric library (its service): what the definitions named by metrics say to analyse, as stored now. */
   definitions?: { analysisSettings(ids: string[]): Promise<DefinitionSettings[]> };
@@ -115,24 +121,15 @@ export function createResultsService(deps: ResultsDeps) {
     return value;
   }
 
-  /** Background rollups asked for by reads that ran out of time, one at a time per experiment in this process. */
-  const building = new Map<string, Promise<void>>();
-  function buildInBackground(id: string): Promise<void> {
-    const running = building.get(id);
-    if (running) return running;
-    const run = (async () => {
-      try {
-        await refresh(await experiment(id));
-      } catch {
-        // Another read asks again; the results-rollup job retries running experiments every minute.
-      } finally {
-        building.delete(id);
-      }
-    })();
-    building.set(id, run);
-    return run;
-  }
-  deps.bus.subscribe(RESULTS_ROLLUP_REQUESTED, (id) => void buildInBackground(id));
+  // Builds asked for by reads that ran out of time, and rollups following the commits of a running experiment.
+  const background = createBackgroundRollups({
+    bus: deps.bus,
+    commitRollupMs: deps.commitRollupMs,
+    refresh: async (id, unlessWithinMs) => {
+      const e = await experiment(id);
+      if (unlessWithinMs === undefined || e.status === 'active') await refresh(e, { unlessWithinMs });
+    },
+  });
 
   const { consistentRead, loadSnapshot } = createReader({ db, bus: deps.bus, readTimeoutMs: deps.readTimeoutMs, parallel: deps.parallel ?? 1 });
 
@@ -343,7 +340,7 @@ export function createResultsService(deps: ResultsDeps) {
       for (let skip = 0; ; skip += pageSize) {
         const page = await deps.experiments.activePage(skip, pageSize);
         for (const e of page.map(analysedExperiment)) {
-          await refresh(e);
+          await background.exclusive(e.id, () => refresh(e));
           await evaluate(e);
         }
         if (page.length < pageSize) return;
@@ -355,9 +352,14 @@ export function createResultsService(deps: ResultsDeps) {
       await refresh(await experiment(id));
     },
 
-    /** Waits for the background rollups this process is building (tests, shutdown). */
+    /** Waits for the background rollups this process is building or was asked for by commits (tests, shutdown). */
     async drain(): Promise<void> {
-      await Promise.all([...building.values()]);
+      await background.drain();
+    },
+
+    /** Shutdown: no more rollups driven by commits; waits for the running ones. */
+    async stop(): Promise<void> {
+      await background.stop();
     },
 
     async srmSettings(id: string): Promise<SrmSettings> {

@@ -6,15 +6,15 @@
 import { sql } from 'drizzle-orm';
 import { CONTEXT_VALUES_LIMIT } from '../../analysis/domain.js';
 import { queryRows, type Executor } from '../../db/client.js';
-import { resultAssignmentDays, resultContextOverLimit, resultContextValues, resultExcludedUsers, resultVariantDays, resultWatermarks } from '../../db/schema/results.js';
-import { armStats, type CreatedWindow, type DeltaScope, type UserRange } from '../tracking/read-model.js';
+import { resultAssignmentDays, resultContextOverLimit, resultContextValues, resultExcludedUsers, resultUserTotals, resultVariantDays, resultWatermarks } from '../../db/schema/results.js';
+import { armStats, type CreatedWindow, type DeltaScope, type UserRange, type UserTotals } from '../tracking/read-model.js';
 
 import type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats } from '../../analysis/types.js';
 
 export type { CreatedWindow, UserRange };
 export type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats };
 /** The counting owner's metric reads, as the rollup and the reads use them (and test/results/rollup.test.ts). */
-export const { metricDeltasFromStart, metricWindowDeltas, untaggedBefore, userRanges, userSplits } = armStats;
+export const { metricDeltasFromStart, metricDeltasWithUserTotals, untaggedBefore, userRanges, userSplits } = armStats;
 const { ALL_TIME } = armStats;
 /** How a metric's passes from the start read it, decided once for all its ranges. */
 export type PassPlan = Required<Pick<DeltaScope, 'values' | 'untagged'>>;
@@ -293,6 +293,54 @@ export async function addMetricDays(tx: Executor, experimentId: string, eventNam
       value_square_delta = ${resultVariantDays}.value_square_delta + excluded.value_square_delta`);
 }
 
+/**
+ * The users' kept totals of the experiment's metrics as of their watermark (result_user_totals): the `prior` of a
+ * window or a read after it, which then reads one row per user of its own events instead of the users' earlier
+ * events. Probed per (user, event name) of the window: no other condition on the event name, which the planner would
+ * take for the index's second column and leave the user to a filter over every row of the metric.
+ */
+const keptTotals = (experimentId: string) => sql`
+  SELECT user_id, event_name, event_count, value_sum FROM ${resultUserTotals} WHERE experiment_id = ${experimentId}`;
+
+/** A family's day deltas in a window after its watermark, from the window's events and the kept totals (one range). */
+export function metricWindowDeltas(
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, { range }: { range?: UserRange } = {},
+): Promise<Map<string, MetricDay[]>> {
+  return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, prior: keptTotals(experimentId) });
+}
+
+/** Adds a window's counted totals to its users' kept totals, in the transaction that moves the family's watermark. */
+export async function addWindowUserTotals(tx: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }): Promise<void> {
+  await tx.execute(sql`
+    INSERT INTO ${resultUserTotals} (experiment_id, event_name, user_id, event_count, value_sum)
+    SELECT ${experimentId}, w.event_name, w.user_id, w.event_count, w.value_sum FROM (${armStats.userTotalsInWindow(experimentId, eventNames, w)}) w
+    ON CONFLICT (experiment_id, event_name, user_id) DO UPDATE SET
+      event_count = ${resultUserTotals}.event_count + excluded.event_count,
+      value_sum = ${resultUserTotals}.value_sum + excluded.value_sum`);
+}
+
+/** Kept totals are written by user: a pass asked without ids (the definitions' one-event totals) cannot be kept. */
+const missingIds = (): never => { throw new Error('kept user totals need the pass to return the users\' ids'); };
+
+/** Rows of kept totals written per statement by replaceUserTotals. */
+const TOTALS_PER_STATEMENT = 10_000;
+
+/**
+ * Replaces a metric's kept totals by those of its first computation (the users with counted events up to its end,
+ * from the same passes; without the value sums, 0), in the transaction that sets its watermark.
+ */
+export async function replaceUserTotals(tx: Executor, experimentId: string, eventName: string, groups: UserTotals[]): Promise<void> {
+  await tx.execute(sql`DELETE FROM ${resultUserTotals} WHERE experiment_id = ${experimentId} AND event_name = ${eventName}`);
+  const users = groups.flatMap((g) => (g.userIds ?? missingIds()).map((id, i) => ({ id, count: g.counts[i], sum: g.sums?.[i] ?? 0 })));
+  for (let at = 0; at < users.length; at += TOTALS_PER_STATEMENT) {
+    const part = users.slice(at, at + TOTALS_PER_STATEMENT);
+    await tx.execute(sql`
+      INSERT INTO ${resultUserTotals} (experiment_id, event_name, user_id, event_count, value_sum)
+      SELECT ${experimentId}, ${eventName}, u.id, u.n, u.s
+      FROM unnest(${sql.param(part.map((u) => u.id))}::text[], ${sql.param(part.map((u) => u.count))}::bigint[], ${sql.param(part.map((u) => u.sum))}::float8[]) AS u(id, n, s)`);
+  }
+}
+
 /** Sums day deltas per (variant, day): `plus` lists added, `minus` lists subtracted; ordered by day. */
 export function sumMetricDays(plus: MetricDay[][], minus: MetricDay[][] = []): MetricDay[] {
   const out = new Map<string, MetricDay>();
@@ -313,15 +361,16 @@ export function sumMetricDays(plus: MetricDay[][], minus: MetricDay[][] = []): M
 
 /**
  * Metric days of a family of metrics whose watermarks agree: the rollup up to the watermark plus the deltas of the
- * events since, counted by tracking, minus the whole history of the excluded users (their deltas telescope: what
+ * events since, counted by tracking from them and the users' kept totals (the same snapshot), minus the whole history of the excluded users (their deltas telescope: what
  * every window added for them equals their deltas computed at once). Added in that order, per variant and day.
  */
 export async function metricDays(
   db: Executor, experimentId: string, eventNames: string[], watermark: Date | null, excluded: string[], rolledUp?: StoredRollup['metrics'],
 ): Promise<Map<string, MetricDay[]>> {
   const stored = rolledUp ?? (await readRollup(db, experimentId, eventNames)).metrics;
-  const untagged = await untaggedBefore(db, eventNames, watermark);
-  const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, { untagged });
+  // After the watermark, from the tail's events and the kept totals; from the start, one ordered pass.
+  const scope = watermark !== null ? { prior: keptTotals(experimentId) } : { untagged: await untaggedBefore(db, eventNames, null) };
+  const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, scope);
   const minus = excluded.length === 0 ? null
     : await armStats.metricDeltas(db, experimentId, eventNames, ALL_TIME, { users: excluded, ordered: watermark === null });
   const out = new Map<string, MetricDay[]>();

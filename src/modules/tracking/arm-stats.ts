@@ -123,6 +123,13 @@ export interface DeltaScope {
    * the `excluded` users left out; with `ids`, the users' ids.
    */
   userTotals?: { sums: boolean; ids: boolean; excluded: string[] };
+  /**
+   * A later window only: the users' counted totals as of the window's start, kept by the caller, as a relation
+   * (user_id, event_name, event_count, value_sum) with no row for a user without events. The window then reads its
+   * own events and one row per user from it, instead of counting each user's earlier events (its cost followed the
+   * users' history).
+   */
+  prior?: SQL;
 }
 
 /**
@@ -137,7 +144,7 @@ export interface DeltaScope {
  * no sort (run it through `mergeOrdered`). A later window reads only its own events (by time) and, by user index,
  * the totals its users had before it.
  */
-function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { users, range, untagged, values = true, userTotals }: DeltaScope = {}): SQL {
+function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { users, range, untagged, values = true, userTotals, prior }: DeltaScope = {}): SQL {
   if (w.after === null) {
     // A user's totals are those of their last event (no next row in the window): gathered per group, one entry per user.
     const sums = values || userTotals?.sums === true;
@@ -155,19 +162,25 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
         WINDOW u AS (PARTITION BY user_id ORDER BY created_at ROWS UNBOUNDED PRECEDING)
       ) s GROUP BY variant_id, day`), sql` UNION ALL `);
   }
-  // Per row of the window, one probe by user: a LATERAL is a nested loop by construction, whatever the estimates.
+  // The users' totals before the window: kept by the caller (one row per user), or counted from their earlier events.
+  // Either way one probe per row of the window: a LATERAL is a nested loop by construction, whatever the estimates
+  // (a join planned on a young table's statistics scanned every kept row once per row of the window).
+  const before = prior !== undefined ? sql`
+        SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
+               coalesce(p.event_count, 0) AS prior_count, coalesce(p.value_sum, 0)::float8 AS prior_sum
+        FROM new_events ne
+        LEFT JOIN LATERAL (SELECT k.event_count, k.value_sum FROM (${prior}) k WHERE k.user_id = ne.user_id AND k.event_name = ne.event_name) p ON TRUE` : sql`
+        SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
+               b.event_count AS prior_count, b.value_sum AS prior_sum
+        FROM new_events ne
+        CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after, untagged)}) b`;
   return sql`
     WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, { users, range })}),
     steps AS (
       SELECT event_name, variant_id, day, event_count, value_sum,
              prior_count + sum(event_count) OVER u - event_count AS count_before,
              prior_sum + sum(value_sum) OVER u - value_sum AS sum_before
-      FROM (
-        SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
-               b.event_count AS prior_count, b.value_sum AS prior_sum
-        FROM new_events ne
-        CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after, untagged)}) b
-      ) s
+      FROM (${before}) s
       WINDOW u AS (PARTITION BY user_id, event_name ORDER BY day)
     )
     SELECT event_name, variant_id, day,
@@ -241,7 +254,7 @@ export interface UserTotals {
  * library's definitions, in the same snapshot and with no pass of their own.
  */
 export async function metricDeltasWithUserTotals(
-  db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope & { userTotals: { sums: boolean } },
+  db: Executor, experimentId: string, eventName: string, upTo: Date | null, scope: DeltaScope & Required<Pick<DeltaScope, 'userTotals'>>,
 ): Promise<{ days: MetricDay[]; users: UserTotals[] }> {
   type Row = MetricDayRow & { user_ids: string[] | null; user_counts: number[] | null; user_sums: number[] | null };
   const rows = await mergeOrdered(db, true, () => queryRows<Row>(db, sql`
@@ -262,9 +275,19 @@ export async function metricDeltasWithUserTotals(
  * for one range of users: one statement whatever the number of metrics or days.
  */
 export async function metricWindowDeltas(
-  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; untagged: boolean },
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; untagged?: boolean; prior?: SQL },
 ): Promise<Map<string, MetricDay[]>> {
   return metricDeltas(db, experimentId, eventNames, w, scope);
+}
+
+/**
+ * Each user's counted totals of a family of metrics in a window, as a relation (user_id, event_name, event_count,
+ * value_sum): what a window adds to the totals a caller keeps for `prior` (users without counted events have no row).
+ */
+export function userTotalsInWindow(experimentId: string, eventNames: string[], w: CreatedWindow): SQL {
+  return sql`
+    SELECT user_id, event_name, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
+    FROM (${countedEventsPerUserDay(experimentId, eventNames, w)}) e GROUP BY user_id, event_name`;
 }
 
 /**

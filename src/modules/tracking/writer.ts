@@ -1,5 +1,7 @@
 import type { Db } from '../../db/client.js';
+import { stampWrite } from '../../db/write-marks.js';
 import { createBatchWriter } from '../../platform/batch-writer.js';
+import type { Clock } from '../../platform/clock.js';
 import type { CommitAnnouncer } from './domain.js';
 import { assignmentKey, insertAssignmentsIfAbsent, insertEvents, type AssignmentRow, type EventRow } from './store.js';
 
@@ -7,16 +9,20 @@ import { assignmentKey, insertAssignmentsIfAbsent, insertEvents, type Assignment
  * The group-commit writer for events and view events. Sizes: a statement carries at most 2,000 rows (one request
  * of /tracking/batch is at most 1,000, never split); up to 4 statements run at once; 200,000 queued rows (about
  * 100 MB) is the back-pressure bound beyond which requests get 503. Each committed statement is announced
- * (`committed`), so that results of the experiments it touches are brought forward on their next read.
+ * (`committed`), so that results of the experiments it touches are brought forward on their next read. Each statement
+ * runs in a transaction stamped first (stampWrite), so that a results rollup never moves past a row still in flight.
  */
-export function createEventWriter(db: Db, committed?: CommitAnnouncer) {
+export function createEventWriter(db: Db, clock: Clock, committed?: CommitAnnouncer) {
   return createBatchWriter<EventRow>({
     name: 'events',
     maxBatchRows: 2_000,
     maxQueuedRows: 200_000,
     concurrency: 4,
     async flush(rows) {
-      await insertEvents(db, rows);
+      await db.transaction(async (tx) => {
+        await stampWrite(tx, clock, rows);
+        await insertEvents(tx, rows);
+      });
       committed?.(rows.map((r) => r.experimentId), rows.some((r) => r.experimentId === null && r.featureFlagId !== null && r.kind === 'track'));
     },
   });
@@ -40,7 +46,7 @@ export interface AssignmentWriter {
  * caller is answered with the row that holds once it is committed, so concurrent first calls for one user still
  * agree (the unique index decides, across requests and processes alike).
  */
-export function createAssignmentWriter(db: Db, committed?: CommitAnnouncer): AssignmentWriter {
+export function createAssignmentWriter(db: Db, clock: Clock, committed?: CommitAnnouncer): AssignmentWriter {
   const key = (r: AssignmentRow) => assignmentKey(r.experimentId, r.userId);
   const writer = createBatchWriter<PendingAssignment>({
     name: 'assignments',
@@ -51,7 +57,10 @@ export function createAssignmentWriter(db: Db, committed?: CommitAnnouncer): Ass
       // Two requests for one user in the same batch: the first one's row is proposed, both get what holds.
       const proposed = new Map<string, AssignmentRow>();
       for (const p of pending) if (!proposed.has(key(p.row))) proposed.set(key(p.row), p.row);
-      const held = await insertAssignmentsIfAbsent(db, [...proposed.values()]);
+      const held = await db.transaction(async (tx) => {
+        await stampWrite(tx, clock, [...proposed.values()]);
+        return insertAssignmentsIfAbsent(tx, [...proposed.values()]);
+      });
       for (const p of pending) p.settle(held.get(key(p.row))!);
       committed?.([...proposed.values()].map((r) => r.experimentId), false);
     },
