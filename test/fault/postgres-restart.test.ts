@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type UpliftApp } from '../../src/app.js';
 import { connectDatabase, type Database } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { eventually, tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { eventually, directQuery, tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { testConfig } from '../helpers/test-app.js';
 
 /**
@@ -21,15 +20,7 @@ describe.runIf(Boolean(URL_))('PostgreSQL outage', () => {
   let up: UpliftApp;
   let apiKey: string;
 
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: URL_ });
-    await client.connect();
-    try {
-      return await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (text: string) => directQuery(URL_!, text);
 
   beforeAll(async () => {
     await admin(`CREATE SCHEMA ${schema}`);

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDatabase, queryRows, type Database } from '../../src/db/client.js';
-import { tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { directQuery, tcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
  * A transaction's connection lost under it (PostgreSQL restarting), through a proxy this test owns: the transaction
@@ -16,15 +15,7 @@ describe.runIf(Boolean(URL_))('PostgreSQL connection lost in a transaction', () 
   const schema = `t_txlost_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   let proxy: TcpProxy;
 
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: URL_ });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (text: string) => directQuery(URL_!, text);
 
   beforeAll(async () => {
     await admin(`CREATE SCHEMA ${schema}`);

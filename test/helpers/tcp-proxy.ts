@@ -1,4 +1,5 @@
 import net from 'node:net';
+import pg from 'pg';
 
 /**
  * A TCP proxy a test owns, between the app and a shared server (PostgreSQL, Redis): `stop()` is an outage (the port
@@ -75,5 +76,16 @@ export async function eventually<T>(check: () => Promise<T>, attempts = 200, pau
       if (i >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
+  }
+}
+
+/** One statement on a connection of its own, straight to the server (not through a proxy): a test's setup and checks. */
+export async function directQuery(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
   }
 }
