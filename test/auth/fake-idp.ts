@@ -70,6 +70,8 @@ export class FakeIdp {
   /** Every action called, in order, with its body. */
   readonly calls: Array<{ action: string; body: Record<string, unknown> }> = [];
   jwksRequests = 0;
+  /** JWKS requests still to be answered by closing the connection (see dropJwks). */
+  private jwksDrops = 0;
   private keys: SigningKey[] = [newKey()];
   private readonly refreshTokens = new Map<string, string>();
   private readonly failures = new Map<string, Failure>();
@@ -109,6 +111,11 @@ export class FakeIdp {
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** The next `count` JWKS requests see their connection closed with no answer (a kept-alive connection dropped). */
+  dropJwks(count: number): void {
+    this.jwksDrops = count;
   }
 
   /** A new signing key with a new kid; the JWKS serves it next to the old one (or alone). */
@@ -182,6 +189,11 @@ export class FakeIdp {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url?.endsWith('/.well-known/jwks.json')) {
       this.jwksRequests += 1;
+      if (this.jwksDrops > 0) {
+        this.jwksDrops -= 1;
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ keys: this.keys.map((k) => k.publicJwk) }));
       return;

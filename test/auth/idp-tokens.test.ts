@@ -127,6 +127,21 @@ describe('JWKS re-reads for unknown kids', () => {
     expect(idp.jwksRequests).toBe(before + 3);
   });
 
+  it('sends the keys request again, once, when its connection closes without an answer', async () => {
+    const before = idp.jwksRequests;
+    idp.rotate();
+    clock.advance(REFETCH_FLOOR_MS);
+    idp.dropJwks(1);
+    expect(await status(idp.token(person('drop')))).toBe(200);
+    expect(idp.jwksRequests).toBe(before + 2);
+    // Twice in a row: the provider counts as unreachable (503), not the token as invalid.
+    idp.rotate();
+    clock.advance(REFETCH_FLOOR_MS);
+    idp.dropJwks(2);
+    expect(await status(idp.token(person('drop')))).toBe(503);
+    expect(idp.jwksRequests).toBe(before + 4);
+  });
+
   it('reads the keys at most once per floor period, however many different made-up kids arrive', async () => {
     const before = idp.jwksRequests;
     for (let i = 0; i < 20; i += 1) expect(await status(junk(`made-up-${i}`))).toBe(401);

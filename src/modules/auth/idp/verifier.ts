@@ -27,6 +27,8 @@ const JWKS_TIMEOUT_MS = 5_000;
 
 class JwksFetchFailed extends Error {}
 
+const getOnce = (uri: string) => fetch(uri, { signal: AbortSignal.timeout(JWKS_TIMEOUT_MS), redirect: 'error' });
+
 /** aws-jwt-verify checks `exp` only when the token has one; a token without it would never expire. */
 class JwtWithoutExpiry extends Error {
   override name = 'JwtWithoutExpiry';
@@ -40,7 +42,12 @@ const plainHttpFetcher: Fetcher = {
   async fetch(uri) {
     let response: Response;
     try {
-      response = await fetch(uri, { signal: AbortSignal.timeout(JWKS_TIMEOUT_MS), redirect: 'error' });
+      response = await getOnce(uri).catch((error: unknown) => {
+        // fetch's TypeError is a network failure, most often a kept-alive connection the server closed as it was
+        // reused: a GET may be sent again, once, on a new connection. A timeout is not retried.
+        if (error instanceof TypeError) return getOnce(uri);
+        throw error;
+      });
     } catch (error) {
       throw new JwksFetchFailed(`JWKS request failed: ${(error as Error).name}`);
     }
