@@ -7,7 +7,7 @@ import {
   addMetricDays, addWindowUserTotals, type MetricDay, metricDays, metricDeltasFromStart, metricDeltasWithUserTotals, metricWindowDeltas, replaceUserTotals,
   sumMetricDays, untaggedBefore, userRanges,
 } from '../../src/modules/results/store.js';
-import type { UserTotals } from '../../src/modules/tracking/read-model.js';
+import type { UserTotals, WindowUserTotal } from '../../src/modules/tracking/read-model.js';
 import { insertAssignmentsIfAbsent, insertEvents, type EventRow } from '../../src/modules/tracking/store.js';
 import { testApp, type TestApp } from '../helpers/test-app.js';
 import { Driver, type Json } from './helpers.js';
@@ -95,6 +95,7 @@ describe('incremental rollup', () => {
         const from = after;
         const parts: MetricDay[][] = [];
         const users: UserTotals[] = [];
+        const windowUsers: WindowUserTotal[] = [];
         for (const range of userRanges(splits)) {
           if (from === null) {
             const untagged = await untaggedBefore(db, [eventName], upTo);
@@ -102,13 +103,15 @@ describe('incremental rollup', () => {
             parts.push(pass.days);
             users.push(...pass.users);
           } else {
-            parts.push((await db.transaction((tx) => metricWindowDeltas(tx, e.id, [eventName], { after: from, upTo }, { range }))).get(eventName)!);
+            const window = await db.transaction((tx) => metricWindowDeltas(tx, e.id, [eventName], { after: from, upTo }, { range }));
+            parts.push(window.days.get(eventName)!);
+            windowUsers.push(...window.users);
           }
         }
         await db.transaction(async (tx) => {
           await addMetricDays(tx, e.id, eventName, sumMetricDays(parts));
           if (from === null) await replaceUserTotals(tx, e.id, eventName, users);
-          else await addWindowUserTotals(tx, e.id, [eventName], { after: from, upTo });
+          else await addWindowUserTotals(tx, e.id, windowUsers);
         });
         after = upTo;
       }

@@ -7,7 +7,7 @@ import { committedThrough } from '../../db/write-marks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { AnalysedExperiment } from './experiment.js';
 import { metricKind } from '../../analysis/compare.js';
-import { armStats, type UserTotals } from '../tracking/read-model.js';
+import { armStats, type UserTotals, type WindowUserTotal } from '../tracking/read-model.js';
 import * as store from './store.js';
 
 /**
@@ -119,10 +119,13 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
       await store.tuneForResults(t);
       await run(t);
     });
-    // A window reads its own events and its users' kept totals as of its start: its cost follows the window.
-    const windowTasks = windows.map((w) => windowRanges.map((range) => computing(async (t) => {
-      const days = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range });
+    // A window reads its own events and its users' kept totals as of its start: its cost follows the window. The same
+    // read gives what it adds to those totals.
+    const windowUsers = windows.map(() => [] as WindowUserTotal[]);
+    const windowTasks = windows.map((w, i) => windowRanges.map((range) => computing(async (t) => {
+      const { days, users } = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range });
       for (const [name, list] of days) computed.get(name)!.push(list);
+      windowUsers[i].push(...users);
     })));
     // The longest tasks first: the windows of the metrics rolled up before, the assignments with their contexts and
     // the exposures, then the passes of metrics never rolled up.
@@ -140,8 +143,8 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
         userTotals.get(name)!.push(...users);
       }))),
     ]);
-    const families: Array<{ names: string[]; from: Date | null }> = [
-      ...windows.map((w) => ({ names: w.names, from: w.after })), ...fromStart.map((name) => ({ names: [name], from: null })),
+    const families: Array<{ names: string[]; from: Date | null; users?: WindowUserTotal[] }> = [
+      ...windows.map((w, i) => ({ names: w.names, from: w.after, users: windowUsers[i] })), ...fromStart.map((name) => ({ names: [name], from: null })),
     ];
     for (const family of families) {
       await db.transaction(async (tx) => {
@@ -154,8 +157,8 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
           await store.addMetricDays(tx, e.id, name, store.sumMetricDays(computed.get(name)!));
           if (family.from === null) await store.replaceUserTotals(tx, e.id, name, userTotals.get(name)!);
         }
-        // The window's users' kept totals move with the watermark (the window's events, read again: they are final).
-        if (family.from !== null) await store.addWindowUserTotals(tx, e.id, family.names, { after: family.from, upTo });
+        // The window's users' kept totals move with the watermark.
+        if (family.users) await store.addWindowUserTotals(tx, e.id, family.users);
         await store.setWatermarks(tx, e.id, family.names.map(store.metricStream), upTo, family.from === null ? needsValues(e, family.names[0]) : undefined);
       });
     }

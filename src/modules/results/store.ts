@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { CONTEXT_VALUES_LIMIT } from '../../analysis/domain.js';
 import { queryRows, type Executor } from '../../db/client.js';
 import { resultAssignmentDays, resultContextOverLimit, resultContextValues, resultExcludedUsers, resultUserTotals, resultVariantDays, resultWatermarks } from '../../db/schema/results.js';
-import { armStats, type CreatedWindow, type DeltaScope, type UserRange, type UserTotals } from '../tracking/read-model.js';
+import { armStats, type CreatedWindow, type DeltaScope, type UserRange, type UserTotals, type WindowUserTotal } from '../tracking/read-model.js';
 
 import type { AssignmentDay, ContextCount, CupedSums, GroupStats, MetricDay, SegmentStats } from '../../analysis/types.js';
 
@@ -302,27 +302,38 @@ export async function addMetricDays(tx: Executor, experimentId: string, eventNam
 const keptTotals = (experimentId: string) => sql`
   SELECT user_id, event_name, event_count, value_sum FROM ${resultUserTotals} WHERE experiment_id = ${experimentId}`;
 
-/** A family's day deltas in a window after its watermark, from the window's events and the kept totals (one range). */
+/**
+ * A family's day deltas in a window after its watermark, from the window's events and the kept totals (one range),
+ * with what the window adds to its users' kept totals (addWindowUserTotals), from the same read.
+ */
 export function metricWindowDeltas(
   db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, { range }: { range?: UserRange } = {},
-): Promise<Map<string, MetricDay[]>> {
+): Promise<{ days: Map<string, MetricDay[]>; users: WindowUserTotal[] }> {
   return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, prior: keptTotals(experimentId) });
 }
 
-/** Adds a window's counted totals to its users' kept totals, in the transaction that moves the family's watermark. */
-export async function addWindowUserTotals(tx: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }): Promise<void> {
-  await tx.execute(sql`
-    INSERT INTO ${resultUserTotals} (experiment_id, event_name, user_id, event_count, value_sum)
-    SELECT ${experimentId}, w.event_name, w.user_id, w.event_count, w.value_sum FROM (${armStats.userTotalsInWindow(experimentId, eventNames, w)}) w
-    ON CONFLICT (experiment_id, event_name, user_id) DO UPDATE SET
-      event_count = ${resultUserTotals}.event_count + excluded.event_count,
-      value_sum = ${resultUserTotals}.value_sum + excluded.value_sum`);
+/**
+ * Adds a window's counted totals (metricWindowDeltas, over all its ranges) to its users' kept totals, in the
+ * transaction that moves the family's watermark.
+ */
+export async function addWindowUserTotals(tx: Executor, experimentId: string, users: WindowUserTotal[]): Promise<void> {
+  for (let at = 0; at < users.length; at += TOTALS_PER_STATEMENT) {
+    const part = users.slice(at, at + TOTALS_PER_STATEMENT);
+    await tx.execute(sql`
+      INSERT INTO ${resultUserTotals} (experiment_id, event_name, user_id, event_count, value_sum)
+      SELECT ${experimentId}, u.name, u.id, u.n, u.s
+      FROM unnest(${sql.param(part.map((u) => u.eventName))}::text[], ${sql.param(part.map((u) => u.userId))}::text[],
+                  ${sql.param(part.map((u) => u.eventCount))}::bigint[], ${sql.param(part.map((u) => u.valueSum))}::float8[]) AS u(name, id, n, s)
+      ON CONFLICT (experiment_id, event_name, user_id) DO UPDATE SET
+        event_count = ${resultUserTotals}.event_count + excluded.event_count,
+        value_sum = ${resultUserTotals}.value_sum + excluded.value_sum`);
+  }
 }
 
 /** Kept totals are written by user: a pass asked without ids (the definitions' one-event totals) cannot be kept. */
 const missingIds = (): never => { throw new Error('kept user totals need the pass to return the users\' ids'); };
 
-/** Rows of kept totals written per statement by replaceUserTotals. */
+/** Rows of kept totals written per statement by replaceUserTotals and addWindowUserTotals. */
 const TOTALS_PER_STATEMENT = 10_000;
 
 /**

@@ -162,6 +162,26 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
         WINDOW u AS (PARTITION BY user_id ORDER BY created_at ROWS UNBOUNDED PRECEDING)
       ) s GROUP BY variant_id, day`), sql` UNION ALL `);
   }
+  return sql`${windowSteps(experimentId, eventNames, { after: w.after, upTo: w.upTo }, { users, range, untagged, prior })}
+    SELECT ${dayDeltaColumns} FROM steps GROUP BY event_name, variant_id, day`;
+}
+
+/** The day deltas' columns from `steps` (windowSteps). */
+const dayDeltaColumns = sql`
+  event_name, variant_id, day::text AS day,
+  count(*) FILTER (WHERE count_before = 0)::bigint AS converters,
+  sum(event_count)::bigint AS event_count,
+  sum(event_count * (2 * count_before + event_count))::float8 AS count_square_delta,
+  sum(value_sum)::float8 AS value_sum,
+  sum(value_sum * (2 * sum_before + value_sum))::float8 AS value_square_delta`;
+
+/**
+ * A later window's relations: `new_events` (the window's counted events per user, event name and day) and `steps`
+ * (each of them with the user's totals before it), for a statement that follows with its SELECT.
+ */
+function windowSteps(
+  experimentId: string, eventNames: string[], w: { after: Date; upTo: Date | null }, { users, range, untagged, prior }: Pick<DeltaScope, 'users' | 'range' | 'untagged' | 'prior'>,
+): SQL {
   // The users' totals before the window: kept by the caller (one row per user), or counted from their earlier events.
   // Either way one probe per row of the window: a LATERAL is a nested loop by construction, whatever the estimates
   // (a join planned on a young table's statistics scanned every kept row once per row of the window).
@@ -182,14 +202,7 @@ function deltas(experimentId: string, eventNames: string[], w: CreatedWindow, { 
              prior_sum + sum(value_sum) OVER u - value_sum AS sum_before
       FROM (${before}) s
       WINDOW u AS (PARTITION BY user_id, event_name ORDER BY day)
-    )
-    SELECT event_name, variant_id, day,
-           count(*) FILTER (WHERE count_before = 0)::bigint AS converters,
-           sum(event_count)::bigint AS event_count,
-           sum(event_count * (2 * count_before + event_count))::float8 AS count_square_delta,
-           sum(value_sum)::float8 AS value_sum,
-           sum(value_sum * (2 * sum_before + value_sum))::float8 AS value_square_delta
-    FROM steps GROUP BY event_name, variant_id, day`;
+    )`;
 }
 
 
@@ -270,24 +283,36 @@ export async function metricDeltasWithUserTotals(
   };
 }
 
-/**
- * A family of metrics' day deltas (metrics whose watermarks agree) in a window after their watermark, per event name,
- * for one range of users: one statement whatever the number of metrics or days.
- */
-export async function metricWindowDeltas(
-  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; untagged?: boolean; prior?: SQL },
-): Promise<Map<string, MetricDay[]>> {
-  return metricDeltas(db, experimentId, eventNames, w, scope);
+/** One user's counted events of one metric event in a window, and their value sum (users without any have none). */
+export interface WindowUserTotal {
+  eventName: string;
+  userId: string;
+  eventCount: number;
+  valueSum: number;
 }
 
 /**
- * Each user's counted totals of a family of metrics in a window, as a relation (user_id, event_name, event_count,
- * value_sum): what a window adds to the totals a caller keeps for `prior` (users without counted events have no row).
+ * A family of metrics' day deltas (metrics whose watermarks agree) in a window after their watermark, per event name,
+ * for one range of users, with what the window adds to each of its users' totals: one statement, one read of the
+ * window's events, whatever the number of metrics or days. `prior` as in DeltaScope.
  */
-export function userTotalsInWindow(experimentId: string, eventNames: string[], w: CreatedWindow): SQL {
-  return sql`
-    SELECT user_id, event_name, sum(event_count)::bigint AS event_count, sum(value_sum)::float8 AS value_sum
-    FROM (${countedEventsPerUserDay(experimentId, eventNames, w)}) e GROUP BY user_id, event_name`;
+export async function metricWindowDeltas(
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; prior: SQL },
+): Promise<{ days: Map<string, MetricDay[]>; users: WindowUserTotal[] }> {
+  // Both parts in one result: the day rows carry no user, the users' rows no variant.
+  type Row = MetricDayRow & { user_id: string | null };
+  const rows = await queryRows<Row>(db, sql`${windowSteps(experimentId, eventNames, w, scope)}
+    SELECT ${dayDeltaColumns}, NULL::text AS user_id FROM steps GROUP BY event_name, variant_id, day
+    UNION ALL
+    SELECT event_name, NULL, NULL, NULL, sum(event_count)::bigint, NULL, sum(value_sum)::float8, NULL, user_id
+    FROM new_events GROUP BY user_id, event_name`);
+  const users: WindowUserTotal[] = [];
+  const dayRows: MetricDayRow[] = [];
+  for (const r of rows) {
+    if (r.user_id === null) dayRows.push(r);
+    else users.push({ eventName: r.event_name, userId: r.user_id, eventCount: Number(r.event_count), valueSum: Number(r.value_sum) });
+  }
+  return { days: byEventName(eventNames, dayRows), users };
 }
 
 /**

@@ -7,7 +7,7 @@ import * as store from './store.js';
 export type { AssignmentOverlap } from './store.js';
 export type {
   CellStats, ConflictingExposure, CovariateKind, CreatedWindow, DeltaScope, EventCountStats, GroupUserValues, GuardrailCounts, GuardrailValueWindows,
-  GuardrailWindows, UserRange, UserTotals,
+  GuardrailWindows, UserRange, UserTotals, WindowUserTotal,
   VariantMetricStats,
 } from './arm-stats.js';
 
