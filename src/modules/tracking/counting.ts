@@ -185,10 +185,15 @@ export function assignmentContextValues(experimentId: string, variantIds: string
  * holds just those, by (experiment, time), so the check reads them and nothing else.
  *
  * A conflict belongs to a window when its event or the user's assignment falls in it: an event can come first (a
- * client that buckets by itself before the service assigns), and is then found when the assignment arrives, by one
- * probe of events_user_idx per new assignment (a LATERAL: a nested loop whatever the estimates). A window from the
- * start needs no second part: every assignment and event up to its end meet in the first. A later window reads its
- * new assignments as assignmentsIn does (one index range per variant of `variantIds`).
+ * client that buckets by itself before the service assigns), and is then found when the assignment arrives. Events in
+ * the window meet every assignment in the first part, so the second looks only at the new assignments' events before
+ * the window: per new assignment (read as assignmentsIn does, one index range per variant of `variantIds`) and per
+ * event name of the experiment, one range of events_experiment_idx (experiment, name, user, time up to the window's
+ * start), a LATERAL, so a nested loop whatever the estimates. Those ranges hold only the events tagged with this
+ * experiment before the user was assigned (usually none): a probe of events_user_idx visited every event of the user,
+ * and a read after many new assignments of users with long histories took minutes. The names come from a loose scan
+ * of the same index (one descent per name). A window from the start needs no second part: every assignment and event
+ * up to its end meet in the first.
  */
 export function conflictingExposures(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
   // Event e of this experiment names another variant than assignment a.
@@ -198,11 +203,19 @@ export function conflictingExposures(experimentId: string, variantIds: string[],
       SELECT a.user_id, a.variant_id, x.seen
       FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
       CROSS JOIN LATERAL (
-        SELECT min(e.created_at) AS seen FROM events e
-        WHERE e.user_id = a.user_id AND ${disagrees} AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.upTo })}
+        SELECT min(e.created_at) AS seen FROM names n
+        JOIN events e ON e.experiment_id = ${experimentId} AND e.event_name = n.event_name AND e.user_id = a.user_id
+          AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.after })}
+        WHERE ${disagrees}
       ) x
       WHERE x.seen IS NOT NULL`;
   return sql`
+    ${w.after === null ? sql`` : sql`WITH RECURSIVE names(event_name) AS MATERIALIZED (
+      (SELECT event_name FROM events WHERE experiment_id = ${experimentId} ORDER BY event_name LIMIT 1)
+      UNION ALL
+      SELECT (SELECT e.event_name FROM events e WHERE e.experiment_id = ${experimentId} AND e.event_name > n.event_name ORDER BY e.event_name LIMIT 1)
+      FROM names n WHERE n.event_name IS NOT NULL
+    )`}
     SELECT user_id, variant_id, min(seen) AS first_seen FROM (
       SELECT a.user_id, a.variant_id, e.created_at AS seen
       FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
