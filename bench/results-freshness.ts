@@ -72,25 +72,31 @@ export async function runFreshness(): Promise<void> {
     const references: number[] = [];
     // The 1-minute load average as each round starts (the machine is shared).
     const loads: string[] = [];
-    await read();
-    for (let round = 0; round < ROUNDS; round++) {
-      loads.push(loadavg()[0].toFixed(1));
-      // Reference (alternating): a read computed afresh.
-      const r0 = performance.now();
-      await read('?use_cache=false');
-      references.push(performance.now() - r0);
-      // Measured: 10,000 events in 10 concurrent requests; then reads until one includes them.
-      await Promise.all(Array.from({ length: BATCH / REQUEST }, (_, k) => track(body('purchase', round * 1_009 + k * 101))));
-      const committed = Date.now();
-      const t0 = performance.now();
-      for (;;) {
-        const r = await read();
-        if (r.data_through !== null && Date.parse(r.data_through) >= committed) break;
+    // A sender's failure ends the run (its error is the one shown); so does a read's, after the senders stopped.
+    const sending = Promise.all(senders);
+    sending.catch(() => { running = false; });
+    try {
+      await read();
+      for (let round = 0; round < ROUNDS && running; round++) {
+        loads.push(loadavg()[0].toFixed(1));
+        // Reference (alternating): a read computed afresh.
+        const r0 = performance.now();
+        await read('?use_cache=false');
+        references.push(performance.now() - r0);
+        // Measured: 10,000 events in 10 concurrent requests; then reads until one includes them.
+        await Promise.all(Array.from({ length: BATCH / REQUEST }, (_, k) => track(body('purchase', round * 1_009 + k * 101))));
+        const committed = Date.now();
+        const t0 = performance.now();
+        for (;;) {
+          const r = await read();
+          if (r.data_through !== null && Date.parse(r.data_through) >= committed) break;
+        }
+        latencies.push(performance.now() - t0);
       }
-      latencies.push(performance.now() - t0);
+    } finally {
+      running = false;
     }
-    running = false;
-    await Promise.all(senders);
+    await sending;
     const seconds = (performance.now() - started) / 1000;
     const achieved = Math.round(sent / seconds);
     const uptimeAfter = loadavg().map((x) => x.toFixed(1)).join(' ');
