@@ -29,7 +29,8 @@ export const assignments = pgTable(
  * experiment detaches its events through the tracking service instead. Indexes are in the migrations only
  * (events_experiment_idx carries INCLUDE columns since 0015, for the results' index-only pass; events_user_idx is a
  * hash index since 0016, for equality lookups only; the partial
- * events_exposure_idx of 0016 holds only the tracked events that name a variant, for the exposure check).
+ * events_experiment_time_idx of 0034 holds the tracked events in (experiment, time) order, for results windows and the
+ * exposure check).
  */
 export const events = pgTable(
   'events',

@@ -122,8 +122,10 @@ export function createRollup({ db, clock, parallel }: { db: Db; clock: Clock; pa
     // A window reads its own events and its users' kept totals as of its start: its cost follows the window. The same
     // read gives what it adds to those totals.
     const windowUsers = windows.map(() => [] as WindowUserTotal[]);
+    // Whether untagged flag events of the family exist at all (most metrics have none): then only the tagged are read.
+    const windowUntagged = await Promise.all(windows.map((w) => store.untaggedBefore(db, w.names, upTo)));
     const windowTasks = windows.map((w, i) => windowRanges.map((range) => computing(async (t) => {
-      const { days, users } = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range });
+      const { days, users } = await store.metricWindowDeltas(t, e.id, w.names, { after: w.after, upTo }, { range, untagged: windowUntagged[i] });
       for (const [name, list] of days) computed.get(name)!.push(list);
       windowUsers[i].push(...users);
     })));

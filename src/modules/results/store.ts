@@ -307,9 +307,9 @@ const keptTotals = (experimentId: string) => sql`
  * with what the window adds to its users' kept totals (addWindowUserTotals), from the same read.
  */
 export function metricWindowDeltas(
-  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, { range }: { range?: UserRange } = {},
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, { range, untagged }: { range?: UserRange; untagged?: boolean } = {},
 ): Promise<{ days: Map<string, MetricDay[]>; users: WindowUserTotal[] }> {
-  return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, prior: keptTotals(experimentId) });
+  return armStats.metricWindowDeltas(db, experimentId, eventNames, w, { range, untagged, prior: keptTotals(experimentId) });
 }
 
 /**
@@ -380,7 +380,8 @@ export async function metricDays(
 ): Promise<Map<string, MetricDay[]>> {
   const stored = rolledUp ?? (await readRollup(db, experimentId, eventNames)).metrics;
   // After the watermark, from the tail's events and the kept totals; from the start, one ordered pass.
-  const scope = watermark !== null ? { prior: keptTotals(experimentId) } : { untagged: await untaggedBefore(db, eventNames, null) };
+  const untagged = await untaggedBefore(db, eventNames, null);
+  const scope = watermark !== null ? { prior: keptTotals(experimentId), untagged } : { untagged };
   const tail = await armStats.metricDeltas(db, experimentId, eventNames, { after: watermark, upTo: null }, scope);
   const minus = excluded.length === 0 ? null
     : await armStats.metricDeltas(db, experimentId, eventNames, ALL_TIME, { users: excluded, ordered: watermark === null });

@@ -195,7 +195,7 @@ function windowSteps(
         FROM new_events ne
         CROSS JOIN LATERAL (${countedTotalsOfUser(experimentId, { userId: sql`ne.user_id`, eventName: sql`ne.event_name`, assignedAt: sql`ne.assigned_at` }, w.after, untagged)}) b`;
   return sql`
-    WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, { users, range })}),
+    WITH new_events AS MATERIALIZED (${countedEventsPerUserDay(experimentId, eventNames, w, { users, range, untagged: untagged !== false })}),
     steps AS (
       SELECT event_name, variant_id, day, event_count, value_sum,
              prior_count + sum(event_count) OVER u - event_count AS count_before,
@@ -297,7 +297,7 @@ export interface WindowUserTotal {
  * window's events, whatever the number of metrics or days. `prior` as in DeltaScope.
  */
 export async function metricWindowDeltas(
-  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; prior: SQL },
+  db: Executor, experimentId: string, eventNames: string[], w: { after: Date; upTo: Date }, scope: { range?: UserRange; untagged?: boolean; prior: SQL },
 ): Promise<{ days: Map<string, MetricDay[]>; users: WindowUserTotal[] }> {
   // Both parts in one result: the day rows carry no user, the users' rows no variant.
   type Row = MetricDayRow & { user_id: string | null };

@@ -28,6 +28,17 @@ const UNTAGGED = sql`e.experiment_id IS NULL AND e.feature_flag_id IS NOT NULL`;
 
 const counted = (experimentId: string): SQL => sql`e.kind = 'track' AND (e.experiment_id = ${experimentId} OR (${UNTAGGED}))`;
 
+/**
+ * An experiment's events `e` in a window, as one range of (experiment, time) rather than an equality and a time range:
+ * only events_experiment_time_idx can read it so. Given the two conditions, the planner took the BRIN index (whose
+ * block ranges not yet summarized match every window: most of the table under ingestion), events_experiment_idx
+ * (where the time is the fourth column: every entry of the experiment), or, joined to many assignments, one BRIN and
+ * user-index bitmap per assignment, all many times slower than the window's own range.
+ */
+const experimentWindow = (experimentId: string, w: CreatedWindow): SQL => sql`
+  (e.experiment_id, e.created_at) > (${experimentId}::uuid, ${w.after?.toISOString() ?? '-infinity'}::timestamptz)
+  AND (e.experiment_id, e.created_at) <= (${experimentId}::uuid, ${w.upTo?.toISOString() ?? 'infinity'}::timestamptz)`;
+
 /** User ids in [from, to) in the column's order (either bound open when absent), for passes that split the users. */
 export interface UserRange {
   from?: string;
@@ -49,21 +60,51 @@ const inRange = (column: SQL, range: UserRange): SQL => sql.join([
 
 /**
  * Counted events of several metrics (one family: the event names rolled up together) in a window, per assigned user,
- * event name and UTC day: (user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). Each event's
- * assignment is one probe of assignments_experiment_user_key, read index-only. `users` restricts it to those users,
- * `range` to a range of user ids (so that the window's users can be split over statements that run at once).
+ * event name and UTC day: (user_id, variant_id, assigned_at, event_name, day, event_count, value_sum). `users`
+ * restricts it to those users, `range` to a range of user ids (so that the window's users can be split over
+ * statements that run at once); `untagged: false` (no untagged counted event exists up to the window's end,
+ * `untaggedEventsExist`) reads the tagged events only.
+ *
+ * From the start, each event's assignment is one probe of assignments_experiment_user_key, read index-only. A later
+ * window (seconds under ingestion, through events_experiment_time_idx for the tagged events and the untagged ones
+ * alike) groups its events per (user, event name, day) first and probes the assignment once per group: a group
+ * whose first event is at or after the assignment counts whole; one that began before it (a user assigned during
+ * the window, after events of theirs) is counted again from its events at or after the assignment, and one that
+ * ended before it counts nothing.
  */
 export function countedEventsPerUserDay(
-  experimentId: string, eventNames: string[], w: CreatedWindow, { users, range = {} }: { users?: UserSet; range?: UserRange } = {},
+  experimentId: string, eventNames: string[], w: CreatedWindow,
+  { users, range = {}, untagged = true }: { users?: UserSet; range?: UserRange; untagged?: boolean } = {},
 ): SQL {
-  return sql`
+  const ofUsers = sql`e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}`;
+  if (w.after === null) {
+    return sql`
     SELECT a.user_id, a.variant_id, a.created_at AS assigned_at, e.event_name,
            (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum
     FROM events e
     JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-    WHERE e.event_name = ANY(${sql.param(eventNames)}::text[]) AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)}
-      AND e.created_at >= a.created_at AND ${onlyUsers(sql`e.user_id`, users)} AND ${inRange(sql`e.user_id`, range)}
+    WHERE ${ofUsers} AND ${counted(experimentId)} AND ${windowOn(sql`e.created_at`, w)} AND e.created_at >= a.created_at
     GROUP BY a.user_id, a.variant_id, a.created_at, e.event_name, 5`;
+  }
+  const stream = (match: SQL) => sql`SELECT e.user_id, e.event_name, e.created_at, e.value FROM events e WHERE e.kind = 'track' AND ${match} AND ${ofUsers}`;
+  const tagged = stream(experimentWindow(experimentId, w));
+  const events = untagged ? sql`${tagged} UNION ALL ${stream(sql`${UNTAGGED} AND ${windowOn(sql`e.created_at`, w)}`)}` : tagged;
+  return sql`
+    SELECT a.user_id, a.variant_id, a.created_at AS assigned_at, g.event_name, g.day,
+           CASE WHEN g.first_at >= a.created_at THEN g.event_count ELSE r.event_count END AS event_count,
+           CASE WHEN g.first_at >= a.created_at THEN g.value_sum ELSE r.value_sum END AS value_sum
+    FROM (
+      SELECT e.user_id, e.event_name, (e.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::bigint AS event_count,
+             coalesce(sum(e.value), 0)::float8 AS value_sum, min(e.created_at) AS first_at, max(e.created_at) AS last_at
+      FROM (${events}) e
+      GROUP BY 1, 2, 3
+    ) g
+    JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = g.user_id AND g.last_at >= a.created_at
+    LEFT JOIN LATERAL (
+      SELECT count(*)::bigint AS event_count, coalesce(sum(e.value), 0)::float8 AS value_sum FROM events e
+      WHERE g.first_at < a.created_at AND e.user_id = g.user_id AND e.event_name = g.event_name AND ${counted(experimentId)}
+        AND ${windowOn(sql`e.created_at`, w)} AND e.created_at >= a.created_at AND (e.created_at AT TIME ZONE 'UTC')::date = g.day
+    ) r ON TRUE`;
 }
 
 /**
@@ -181,8 +222,8 @@ export function assignmentContextValues(experimentId: string, variantIds: string
  * Users exposed to more than one variant: assigned users with a `track` event of this experiment that names another
  * variant than their assignment (a client that reports the wrong variant, or two identities merged into one user id):
  * (user_id, variant_id, first_seen) with variant_id the assigned one. View events are written from the assignment
- * itself and never disagree with it. Only events that carry a variant can disagree: the partial events_exposure_idx
- * holds just those, by (experiment, time), so the check reads them and nothing else.
+ * itself and never disagree with it. Only events that carry a variant can disagree: the check reads the tracked events
+ * by (experiment, time) from the partial events_experiment_time_idx, whose INCLUDE columns say whether they do.
  *
  * A conflict belongs to a window when its event or the user's assignment falls in it: an event can come first (a
  * client that buckets by itself before the service assigns), and is then found when the assignment arrives. Events in
@@ -196,16 +237,18 @@ export function assignmentContextValues(experimentId: string, variantIds: string
  * up to its end meet in the first.
  */
 export function conflictingExposures(experimentId: string, variantIds: string[], w: CreatedWindow): SQL {
-  // Event e of this experiment names another variant than assignment a.
-  const disagrees = sql`e.experiment_id = ${experimentId} AND e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id`;
+  // Event e of this experiment (the range says so) names another variant than assignment a. The window's events are
+  // grouped per (user, variant named) before the one probe of the user's assignment.
+  const disagrees = sql`e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id`;
+  // A new assignment's earlier events of one name: one range of events_experiment_idx, the only index that can read it.
+  const userEarlier = sql`(e.experiment_id, e.event_name, e.user_id, e.created_at) > (${experimentId}::uuid, n.event_name, a.user_id, '-infinity'::timestamptz)
+          AND (e.experiment_id, e.event_name, e.user_id, e.created_at) <= (${experimentId}::uuid, n.event_name, a.user_id, ${w.after?.toISOString() ?? null}::timestamptz)`;
   const byAssignment = w.after === null ? sql`` : sql`
       UNION ALL
       SELECT a.user_id, a.variant_id, x.seen
       FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
       CROSS JOIN LATERAL (
-        SELECT min(e.created_at) AS seen FROM names n
-        JOIN events e ON e.experiment_id = ${experimentId} AND e.event_name = n.event_name AND e.user_id = a.user_id
-          AND ${windowOn(sql`e.created_at`, { after: null, upTo: w.after })}
+        SELECT min(e.created_at) AS seen FROM names n CROSS JOIN LATERAL (SELECT * FROM events e WHERE ${userEarlier}) e
         WHERE ${disagrees}
       ) x
       WHERE x.seen IS NOT NULL`;
@@ -217,9 +260,13 @@ export function conflictingExposures(experimentId: string, variantIds: string[],
       FROM names n WHERE n.event_name IS NOT NULL
     )`}
     SELECT user_id, variant_id, min(seen) AS first_seen FROM (
-      SELECT a.user_id, a.variant_id, e.created_at AS seen
-      FROM events e JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = e.user_id
-      WHERE ${disagrees} AND ${windowOn(sql`e.created_at`, w)}${byAssignment}
+      SELECT a.user_id, a.variant_id, g.seen
+      FROM (
+        SELECT e.user_id, e.variant_id AS claimed, min(e.created_at) AS seen FROM events e
+        WHERE e.kind = 'track' AND e.variant_id IS NOT NULL AND ${experimentWindow(experimentId, w)}
+        GROUP BY 1, 2
+      ) g
+      JOIN assignments a ON a.experiment_id = ${experimentId} AND a.user_id = g.user_id AND g.claimed <> a.variant_id${byAssignment}
     ) c
     GROUP BY user_id, variant_id`;
 }
