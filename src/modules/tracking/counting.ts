@@ -240,15 +240,19 @@ export function conflictingExposures(experimentId: string, variantIds: string[],
   // Event e of this experiment (the range says so) names another variant than assignment a. The window's events are
   // grouped per (user, variant named) before the one probe of the user's assignment.
   const disagrees = sql`e.kind = 'track' AND e.variant_id IS NOT NULL AND e.variant_id <> a.variant_id`;
-  // A new assignment's earlier events of one name: one range of events_experiment_idx, the only index that can read it.
-  const userEarlier = sql`(e.experiment_id, e.event_name, e.user_id, e.created_at) > (${experimentId}::uuid, n.event_name, a.user_id, '-infinity'::timestamptz)
-          AND (e.experiment_id, e.event_name, e.user_id, e.created_at) <= (${experimentId}::uuid, n.event_name, a.user_id, ${w.after?.toISOString() ?? null}::timestamptz)`;
+  // A new assignment's earlier events of one name: one range of events_experiment_idx (experiment, name, user, time).
+  // Per name, in a LATERAL (the name a parameter of the index scan, not a hash joined after it), and with the kind
+  // checked outside (OFFSET 0 keeps it there): given it, the planner took the partial events_experiment_time_idx
+  // bounded by the experiment alone, every event of the experiment per assignment and name.
+  const userEarlier = sql`e.experiment_id = ${experimentId} AND e.event_name = n.event_name AND e.user_id = a.user_id
+          AND e.created_at <= ${w.after?.toISOString() ?? null}::timestamptz`;
   const byAssignment = w.after === null ? sql`` : sql`
       UNION ALL
       SELECT a.user_id, a.variant_id, x.seen
       FROM ${assignmentsIn(experimentId, variantIds, w, sql`user_id`)}
       CROSS JOIN LATERAL (
-        SELECT min(e.created_at) AS seen FROM names n CROSS JOIN LATERAL (SELECT * FROM events e WHERE ${userEarlier}) e
+        SELECT min(e.created_at) AS seen
+        FROM names n CROSS JOIN LATERAL (SELECT e.kind, e.variant_id, e.created_at FROM events e WHERE ${userEarlier} OFFSET 0) e
         WHERE ${disagrees}
       ) x
       WHERE x.seen IS NOT NULL`;
