@@ -43,6 +43,16 @@ describe('program size', () => {
     expect(applyOperator('regex', 'word '.repeat(1600), ISSUE_PATTERN)).toBe(false);
     expect(applyOperator('not_regex', 'word '.repeat(1600), ISSUE_PATTERN)).toBe(false);
   });
+  it('estimates an alternation of single characters as the one class RE2 compiles it to, and a non-capturing group as its contents', () => {
+    // Found by the property below: a 47-instruction program was refused, estimated at 243 (each (?:a|b) as 5).
+    const nested = '(?:(?:a|b){3,}){1,9}a';
+    expect(RE2JS.compile(nested).programSize()).toBeLessThanOrEqual(MAX_REGEX_PROGRAM_SIZE / 2);
+    expect(compileRegex(nested)).not.toBeNull();
+    expect(estimatedProgramSize('(?:a|b)')).toBe(1);
+    expect(estimatedProgramSize('(a|b)')).toBe(3);
+    expect(estimatedProgramSize('(?:ab|c)')).toBe(4);
+    expect(estimatedProgramSize('(?:a|b)(?:c)')).toBe(2);
+  });
   it('accepts up to MAX_REGEX_PROGRAM_SIZE instructions and refuses one more', () => {
     const sized = (n: number) => 'a'.repeat(n);
     let n = 1;

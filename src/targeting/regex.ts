@@ -63,16 +63,25 @@ const SATURATED = 1e9;
 /**
  * An estimate, from the text, of the instructions RE2 compiles a pattern to, counting each counted repetition
  * `x{n,m}` as max(n, m) copies of x (RE2 expands it so): literals, escapes, classes and `.` count 1, `*` `+` `?` and
- * each `|` 1, a group its contents plus 2. Close to `programSize()` and usually above it; only used to refuse
- * patterns that would be costly to compile, the compiled program size decides the rest.
+ * each `|` 1, a capturing group its contents plus 2 (a non-capturing one, its contents), and a group of single
+ * characters or classes in alternation (`(?:a|b)`) 1, as RE2 merges them into one class. Close to `programSize()` and
+ * usually above it; only used to refuse patterns that would be costly to compile, the compiled program size decides
+ * the rest.
  */
 export function estimatedProgramSize(pattern: string): number {
   const totals: number[] = [0];
   const lasts: number[] = [0];
+  // Per open group: whether it captures; atoms in its current alternative; whether every alternative so far is one
+  // atom of size 1 with no quantifier (then the group is one class).
+  const captures: boolean[] = [false];
+  const atoms: number[] = [0];
+  const single: boolean[] = [true];
   const add = (size: number) => {
     const top = totals.length - 1;
     totals[top] = Math.min(SATURATED, totals[top] + size);
     lasts[top] = size;
+    atoms[top] += 1;
+    if (size !== 1) single[top] = false;
   };
   let i = 0;
   while (i < pattern.length) {
@@ -97,6 +106,7 @@ export function estimatedProgramSize(pattern: string): number {
       add(1);
     } else if (c === '(') {
       i += 1;
+      let capturing = true;
       if (pattern[i] === '?') {
         const close = pattern.slice(i).search(/[:)>]/);
         const end = close < 0 ? pattern.length : i + close;
@@ -105,27 +115,38 @@ export function estimatedProgramSize(pattern: string): number {
           i = end + 1;
           continue;
         }
+        // (?:...) and (?i:...) capture nothing; (?P<name>...) and (?<name>...) do.
+        capturing = pattern[end] === '>';
         i = end + 1;
       }
       totals.push(0);
       lasts.push(0);
+      captures.push(capturing);
+      atoms.push(0);
+      single.push(true);
     } else if (c === ')') {
       i += 1;
       if (totals.length > 1) {
-        const inner = totals.pop()! + 2;
+        const contents = totals.pop()!;
         lasts.pop();
-        add(inner);
+        const oneClass = single.pop()! && atoms.pop() === 1;
+        add((oneClass ? 1 : contents) + (captures.pop() ? 2 : 0));
+        single[single.length - 1] = false;
       }
     } else if (c === '|') {
       i += 1;
+      const top = totals.length - 1;
+      if (atoms[top] !== 1) single[top] = false;
       add(1);
-      lasts[lasts.length - 1] = 0;
+      atoms[top] = 0;
+      lasts[top] = 0;
     } else if (c === '*' || c === '+' || c === '?') {
       i += 1;
       if (pattern[i] === '?') i += 1;
       const top = totals.length - 1;
       totals[top] = Math.min(SATURATED, totals[top] + 1);
       lasts[top] += 1;
+      single[top] = false;
     } else if (c === '{' && REPEAT.test(pattern.slice(i, i + 24))) {
       const m = REPEAT.exec(pattern.slice(i, i + 24))!;
       i += m[0].length;
@@ -137,6 +158,7 @@ export function estimatedProgramSize(pattern: string): number {
       const expanded = Math.min(SATURATED, last * copies + copies);
       totals[top] = Math.min(SATURATED, totals[top] - last + expanded);
       lasts[top] = expanded;
+      single[top] = false;
     } else {
       i += 1;
       add(1);
