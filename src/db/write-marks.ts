@@ -21,8 +21,10 @@
  * application_name), the rule falls back to the conservative lag the caller gives.
  */
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
 import type { Clock } from '../platform/clock.js';
-import { queryRows, type Executor } from './client.js';
+import { queryRows, type Db, type Executor } from './client.js';
 
 /** A row that waited longer than this between its request and its write is stored as of its write, less this. */
 export const STAMP_ALLOWANCE_MS = 500;
@@ -44,8 +46,47 @@ const SCHEMA_DIGEST = sql`left(md5(current_schema()), 8)`;
 export async function stampWrite(tx: Executor, clock: Clock, rows: Array<{ createdAt: Date }>): Promise<void> {
   const announced = clock.now().getTime();
   await tx.execute(sql`SELECT set_config('application_name', ${`${MARK}${announced}:`} || ${SCHEMA_DIGEST}, true)`);
+  raiseToFloor(announced, clock, rows);
+}
+
+/** Step 2 of the stamp, once the announcement made at `announced` is visible. */
+function raiseToFloor(announced: number, clock: Clock, rows: Array<{ createdAt: Date }>): void {
   const floor = Math.max(announced, clock.now().getTime()) - STAMP_ALLOWANCE_MS;
   for (const row of rows) if (row.createdAt.getTime() < floor) row.createdAt = new Date(floor);
+}
+
+/**
+ * A writer's transaction, stamped first (stampWrite's rule), running `write` in it. On PostgreSQL the BEGIN and the
+ * announcement are one round trip (two statements in one simple query; the mark holds only digits and the schema's
+ * digest), so a batch costs BEGIN and stamp, its statements and COMMIT: one round trip fewer than Drizzle's BEGIN
+ * followed by the stamp, which a new user's assignment (often a batch of one) paid in full. Under PGlite (one
+ * connection, no round trips) Drizzle's transaction.
+ */
+export async function stampedTransaction<T>(db: Db, clock: Clock, rows: Array<{ createdAt: Date }>, write: (tx: Executor) => Promise<T>): Promise<T> {
+  const pool = (db as { $client?: unknown }).$client;
+  if (!(pool instanceof pg.Pool)) {
+    return db.transaction(async (tx) => {
+      await stampWrite(tx, clock, rows);
+      return write(tx);
+    });
+  }
+  const client = await pool.connect();
+  try {
+    const announced = clock.now().getTime();
+    await client.query(`BEGIN; SELECT set_config('application_name', '${MARK}${Math.trunc(announced)}:' || left(md5(current_schema()), 8), true)`);
+    raiseToFloor(announced, clock, rows);
+    let result: T;
+    try {
+      result = await write(drizzle(client) as unknown as Executor);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    await client.query('COMMIT');
+    return result;
+  } finally {
+    client.release();
+  }
 }
 
 /**

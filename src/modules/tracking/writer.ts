@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { stampWrite } from '../../db/write-marks.js';
+import { stampedTransaction } from '../../db/write-marks.js';
 import { createBatchWriter } from '../../platform/batch-writer.js';
 import type { Clock } from '../../platform/clock.js';
 import type { CommitAnnouncer } from './domain.js';
@@ -10,7 +10,7 @@ import { assignmentKey, insertAssignmentsIfAbsent, insertEvents, type Assignment
  * of /tracking/batch is at most 1,000, never split); up to 4 statements run at once; 200,000 queued rows (about
  * 100 MB) is the back-pressure bound beyond which requests get 503. Each committed statement is announced
  * (`committed`), so that results of the experiments it touches are brought forward on their next read. Each statement
- * runs in a transaction stamped first (stampWrite), so that a results rollup never moves past a row still in flight.
+ * runs in a transaction stamped first (stampedTransaction), so that a results rollup never moves past a row still in flight.
  */
 export function createEventWriter(db: Db, clock: Clock, committed?: CommitAnnouncer) {
   return createBatchWriter<EventRow>({
@@ -19,10 +19,7 @@ export function createEventWriter(db: Db, clock: Clock, committed?: CommitAnnoun
     maxQueuedRows: 200_000,
     concurrency: 4,
     async flush(rows) {
-      await db.transaction(async (tx) => {
-        await stampWrite(tx, clock, rows);
-        await insertEvents(tx, rows);
-      });
+      await stampedTransaction(db, clock, rows, (tx) => insertEvents(tx, rows));
       committed?.(rows.map((r) => r.experimentId), rows.some((r) => r.experimentId === null && r.featureFlagId !== null && r.kind === 'track'));
     },
   });
@@ -57,10 +54,8 @@ export function createAssignmentWriter(db: Db, clock: Clock, committed?: CommitA
       // Two requests for one user in the same batch: the first one's row is proposed, both get what holds.
       const proposed = new Map<string, AssignmentRow>();
       for (const p of pending) if (!proposed.has(key(p.row))) proposed.set(key(p.row), p.row);
-      const held = await db.transaction(async (tx) => {
-        await stampWrite(tx, clock, [...proposed.values()]);
-        return insertAssignmentsIfAbsent(tx, [...proposed.values()]);
-      });
+      const rows = [...proposed.values()];
+      const held = await stampedTransaction(db, clock, rows, (tx) => insertAssignmentsIfAbsent(tx, rows));
       for (const p of pending) p.settle(held.get(key(p.row))!);
       committed?.([...proposed.values()].map((r) => r.experimentId), false);
     },
