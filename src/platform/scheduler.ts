@@ -6,8 +6,13 @@ import type { Bus } from './bus.js';
 import type { Clock } from './clock.js';
 import { report, telemetry } from './telemetry.js';
 
-/** Session advisory lock held by the process running a tick: one leader at a time across API processes. */
+/**
+ * Session advisory lock held by the process running a tick: one leader at a time across API processes. Keyed by the
+ * schema too (advisory locks are per database): deployments in two schemas of one database, or test files running at
+ * once, each have their own leader instead of one finding the other's lock and running nothing.
+ */
 const LEADER_LOCK_ID = 7_301_002;
+const LEADER_LOCK = `${LEADER_LOCK_ID}, hashtext(current_schema())`;
 /** How often the loop looks for due jobs; each job runs at most once per its own interval. */
 export const TICK_SECONDS = 10;
 /** Longest error text kept per run: enough to diagnose, bounded in size. */
@@ -100,7 +105,7 @@ export function createScheduler(deps: {
 
     runDue(now = clock.now()) {
       return database.session(async (exec) => {
-        const [row] = await exec<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${LEADER_LOCK_ID}) AS locked`);
+        const [row] = await exec<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${LEADER_LOCK}) AS locked`);
         if (!row?.locked) return [];
         try {
           const ran: string[] = [];
@@ -111,7 +116,7 @@ export function createScheduler(deps: {
           }
           return ran;
         } finally {
-          await exec(`SELECT pg_advisory_unlock(${LEADER_LOCK_ID})`);
+          await exec(`SELECT pg_advisory_unlock(${LEADER_LOCK})`);
         }
       });
     },

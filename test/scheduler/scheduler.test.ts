@@ -106,14 +106,27 @@ describe('experiment jobs', () => {
   // PGlite has one session, where advisory locks are re-entrant; the leader lock is visible only on a server.
   it.runIf(process.env.TEST_DATABASE_URL)('runs nothing while another process holds the leader lock', async () => {
     await t.database.session(async (exec) => {
-      await exec('SELECT pg_advisory_lock(7301002)');
+      await exec('SELECT pg_advisory_lock(7301002, hashtext(current_schema()))');
       try {
         expect(await t.services.scheduler.runDue(nextTick())).toEqual([]);
       } finally {
-        await exec('SELECT pg_advisory_unlock(7301002)');
+        await exec('SELECT pg_advisory_unlock(7301002, hashtext(current_schema()))');
       }
     });
     expect(await t.services.scheduler.runDue(new Date(tick))).toEqual(expect.arrayContaining(JOBS));
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('runs its jobs while the leader of another schema of the database holds its lock', async () => {
+    // Advisory locks are per database: a leader lock keyed by a number alone let one schema's ticks (another
+    // deployment, or another test file running at once) stop every other schema's.
+    await t.database.session(async (exec) => {
+      await exec("SELECT pg_advisory_lock(7301002), pg_advisory_lock(7301002, hashtext('elsewhere'))");
+      try {
+        expect(await t.services.scheduler.runDue(nextTick())).toEqual(expect.arrayContaining(JOBS));
+      } finally {
+        await exec("SELECT pg_advisory_unlock(7301002), pg_advisory_unlock(7301002, hashtext('elsewhere'))");
+      }
+    });
   });
 });
 
