@@ -183,13 +183,14 @@ function windowSteps(
   experimentId: string, eventNames: string[], w: { after: Date; upTo: Date | null }, { users, range, untagged, prior }: Pick<DeltaScope, 'users' | 'range' | 'untagged' | 'prior'>,
 ): SQL {
   // The users' totals before the window: kept by the caller (one row per user), or counted from their earlier events.
-  // Either way one probe per row of the window: a LATERAL is a nested loop by construction, whatever the estimates
-  // (a join planned on a young table's statistics scanned every kept row once per row of the window).
+  // Either way one probe per row of the window: a LATERAL that cannot be pulled up (OFFSET 0; a simple one becomes a
+  // join the planner plans on its estimates) is a nested loop by construction (a join planned on a young table's
+  // statistics scanned every kept row once per row of the window).
   const before = prior !== undefined ? sql`
         SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
                coalesce(p.event_count, 0) AS prior_count, coalesce(p.value_sum, 0)::float8 AS prior_sum
         FROM new_events ne
-        LEFT JOIN LATERAL (SELECT k.event_count, k.value_sum FROM (${prior}) k WHERE k.user_id = ne.user_id AND k.event_name = ne.event_name) p ON TRUE` : sql`
+        LEFT JOIN LATERAL (SELECT k.event_count, k.value_sum FROM (${prior}) k WHERE k.user_id = ne.user_id AND k.event_name = ne.event_name OFFSET 0) p ON TRUE` : sql`
         SELECT ne.user_id, ne.event_name, ne.variant_id, ne.day, ne.event_count, ne.value_sum,
                b.event_count AS prior_count, b.value_sum AS prior_sum
         FROM new_events ne
