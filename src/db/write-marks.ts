@@ -37,7 +37,8 @@ export const QUIET_LAG_MS = CLOCK_SKEW_MS + STAMP_ALLOWANCE_MS + 1;
  * databases' tables sharing the server (tests run a schema each); its digest keeps the name under 63 characters.
  */
 const MARK = 'uplift-write:';
-const SCHEMA_DIGEST = sql`left(md5(current_schema()), 8)`;
+const SCHEMA_DIGEST_TEXT = 'left(md5(current_schema()), 8)';
+const SCHEMA_DIGEST = sql.raw(SCHEMA_DIGEST_TEXT);
 
 /**
  * Called first in a writer's transaction, before its INSERT: announces it as writing, then raises rows stamped
@@ -73,7 +74,7 @@ export async function stampedTransaction<T>(db: Db, clock: Clock, rows: Array<{ 
   const client = await pool.connect();
   try {
     const announced = clock.now().getTime();
-    await client.query(`BEGIN; SELECT set_config('application_name', '${MARK}${Math.trunc(announced)}:' || left(md5(current_schema()), 8), true)`);
+    await client.query(`BEGIN; SELECT set_config('application_name', '${MARK}${Math.trunc(announced)}:' || ${SCHEMA_DIGEST_TEXT}, true)`);
     raiseToFloor(announced, clock, rows);
     let result: T;
     try {
